@@ -1,0 +1,218 @@
+"""The ``fsbench`` command line: parse, call the library, print. Nothing else lives here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fsbench import __version__
+from fsbench.errors import FsbenchError
+
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Group(click.Group):
+    """Turns a FsbenchError into one sentence on stderr and exit status 2 (no traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FsbenchError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(EXIT_USER_ERROR)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="fsbench")
+def main() -> None:
+    """fsbench: reproduce multi-class feature-selection papers and compare selectors fairly.
+
+    Typical session:
+
+    \b
+      fsbench run configs/quickstart.yaml     # run an experiment (resumable)
+      fsbench table results/quickstart        # mean ± std accuracy table
+      fsbench plot results/quickstart         # accuracy vs number of features
+      fsbench datasets list                   # which datasets are known and found
+      fsbench selectors                       # every selector and its parameters
+    """
+
+
+_data_dir_option = click.option(
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="FSBENCH_DATA",
+    help="Folder with the dataset files (default: $FSBENCH_DATA, then the per-user cache).",
+)
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--n-jobs", "-j", type=int, default=None, help="Parallel workers (overrides the config; -1 = all cores).")
+@_data_dir_option
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results folder (default: results/<experiment name>).")
+@click.option("--force", is_flag=True, help="Discard earlier results in the folder and recompute everything.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | None, force: bool, quiet: bool) -> None:
+    """Run the experiment described by the YAML file CONFIG.
+
+    Every task (dataset x split x selector) is saved as soon as it finishes, so an interrupted
+    run resumes where it stopped when the same command is run again. Writes runs.csv, the
+    resolved config.yaml, table.md and curves.png/.pdf to the results folder.
+    """
+    from fsbench.config import load_experiment
+    from fsbench.report import format_table, plot_curves
+    from fsbench.runner import run_experiment
+
+    experiment = load_experiment(config)
+    if n_jobs is not None and n_jobs == 0:
+        raise FsbenchError("--n-jobs must be a positive number of workers or -1 for all cores.")
+    out = out or Path("results") / experiment.name
+    bar: dict[str, Any] = {}
+
+    def on_start(n_pending: int, n_total: int) -> None:
+        if not quiet:
+            resumed = n_total - n_pending
+            note = f" ({resumed} already done)" if resumed else ""
+            click.echo(f"{experiment.name}: {n_total} tasks{note} -> {out}", err=True)
+            if n_pending:
+                bar["bar"] = click.progressbar(length=n_pending, label="tasks", file=sys.stderr,
+                                               show_eta=True, show_pos=True)
+                bar["bar"].__enter__()
+
+    def on_task_done(task_id: str) -> None:
+        if "bar" in bar:
+            bar["bar"].update(1)
+
+    try:
+        result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
+                                on_start=on_start, on_task_done=on_task_done)
+    except KeyboardInterrupt:
+        click.echo("\nInterrupted: finished tasks are saved; run the same command again to resume.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        if "bar" in bar:
+            bar["bar"].__exit__(None, None, None)
+    table = format_table(result.runs, None, "markdown")
+    (result.out_dir / "table.md").write_text(table)
+    plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)
+    click.echo(table)
+    click.echo(f"{result.n_tasks} tasks ({result.n_resumed} resumed) in {result.seconds:.1f} s; "
+               f"results in {result.out_dir}/ (runs.csv, table.md, curves.png)")
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option("--k", "k", type=int, default=None, help="Number of selected features (default: the largest run).")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "csv", "latex"]), default="markdown",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the table to this file instead of printing it.")
+def table(results_dir: Path, k: int | None, fmt: str, output: Path | None) -> None:
+    """Mean ± std test accuracy per dataset x selector at k selected features."""
+    from fsbench.report import format_table
+    from fsbench.store import load_runs
+
+    text = format_table(load_runs(results_dir), k, fmt)
+    if output:
+        output.write_text(text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file stem (default: RESULTS_DIR/curves); writes .png and .pdf.")
+def plot(results_dir: Path, out: Path | None) -> None:
+    """Accuracy vs number of selected features: a panel per dataset, a line per selector, ± std bands."""
+    from fsbench.report import plot_curves
+    from fsbench.store import load_runs
+
+    runs = load_runs(results_dir)
+    stem = out or (results_dir if results_dir.is_dir() else results_dir.parent) / "curves"
+    for path in plot_curves(runs, stem.with_suffix("") if stem.suffix in (".png", ".pdf") else stem):
+        click.echo(f"wrote {path}")
+
+
+@main.command()
+def selectors() -> None:
+    """List every registered selector with its parameters and a one-line description."""
+    from fsbench.selectors import registry
+
+    for info in registry().values():
+        params = ", ".join(f"{k}={v!r}" for k, v in info.params.items() if k != "n_features_to_select")
+        click.echo(f"{info.name:<10} {info.summary}")
+        click.echo(f"{'':<10} parameters: {params or '(none)'}")
+
+
+@main.group()
+def datasets() -> None:
+    """Datasets of the three papers: list them, describe one, fetch the files."""
+
+
+@datasets.command("list")
+@_data_dir_option
+def datasets_list(data_dir: Path | None) -> None:
+    """Every known dataset with its shape, classes, papers and whether its files are found."""
+    from fsbench.datasets import all_datasets, locate
+
+    rows = [("name", "shape", "classes", "papers", "found")]
+    for spec in all_datasets():
+        found = "built-in" if not spec.files else ("yes" if locate(spec.name, data_dir) else "no")
+        rows.append((spec.name, f"{spec.n_samples} x {spec.n_features}", str(spec.n_classes),
+                     ",".join(spec.papers) or "-", found))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+
+
+@datasets.command("info")
+@click.argument("name")
+@_data_dir_option
+def datasets_info(name: str, data_dir: Path | None) -> None:
+    """Everything the registry knows about dataset NAME (aliases accepted)."""
+    from fsbench.datasets import data_dirs, locate, resolve
+
+    spec = resolve(name)
+    found = locate(spec.name, data_dir)
+    click.echo(f"{spec.title} ({spec.name})")
+    click.echo(f"  aliases:  {', '.join(spec.aliases) or '-'}")
+    click.echo(f"  shape:    {spec.n_samples} samples x {spec.n_features} features, {spec.n_classes} classes")
+    click.echo(f"  papers:   {', '.join(spec.papers) or '-'}")
+    click.echo(f"  source:   {spec.source}")
+    for f in spec.files:
+        click.echo(f"  file:     {f.name}  sha256={f.sha256 or 'unknown'}  url={f.url or 'none known'}")
+    if spec.notes:
+        click.echo(f"  notes:    {spec.notes}")
+    if not spec.files:
+        click.echo("  found:    built in (no file needed)")
+    elif found:
+        click.echo(f"  found:    {', '.join(str(p) for p in found)}")
+    else:
+        click.echo(f"  found:    no (searched {', '.join(str(d) for d in data_dirs(data_dir))}); "
+                   f"run 'fsbench datasets fetch {spec.name}'")
+
+
+@datasets.command("fetch")
+@click.argument("names", nargs=-1)
+@click.option("--all", "fetch_all", is_flag=True, help="Fetch every dataset that has a known source URL.")
+def datasets_fetch(names: tuple[str, ...], fetch_all: bool) -> None:
+    """Download dataset NAMES from their original source into the per-user cache (checksum verified)."""
+    from fsbench.datasets import all_datasets, fetch, resolve
+
+    if fetch_all == bool(names):
+        raise FsbenchError("Give one or more dataset names or --all (not both); see 'fsbench datasets list'.")
+    specs = [s for s in all_datasets() if s.files and all(f.url for f in s.files)] if fetch_all \
+        else [resolve(n) for n in names]
+    for spec in specs:
+        for path in fetch(spec.name):
+            click.echo(f"{spec.name}: {path}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,238 @@
+"""The evaluation protocol as pure functions: splits, scaling, tuning, accuracy at every k.
+
+One outer split (a trial of a hold-out protocol, or a fold of a k-fold protocol):
+
+1. split the data (stratified) into a training and a test part;
+2. standardize: fit the z-score on the training part (``train``), on all data (``global``,
+   as the papers did), or not at all (``none``);
+3. fit the selector once on the training part; when the config gives a grid, choose its
+   hyper-parameters first by inner cross-validation on the training part (below);
+4. for every k, keep the first k features of the ranking, choose the classifier's C by inner
+   cross-validation on the training part, refit on the whole training part and score the test
+   part.
+
+Nothing computed from the test part reaches steps 3 and 4 (with ``global`` standardization the
+test part's mean and variance do, which is the papers' protocol and is reported as such).
+
+Tuning rules, stated once:
+
+- C: the value with the highest mean inner-CV accuracy; ties go to the smallest C.
+- A selector grid point is scored by the inner-CV accuracy of the classifier on its top-k
+  features, taking the best C for each k and averaging over the k of ``n_features``; ties go
+  to the first grid point. The selector is refit on each inner-training fold, so the score
+  does not see the validation fold through the ranking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+from sklearn.svm import SVC, LinearSVC
+
+from fsbench.config import ClassifierConfig, InnerCVConfig, ProtocolConfig
+from fsbench.errors import FsbenchError
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 32-bit seed from the config seed and a task's identity (never from execution order)."""
+    digest = hashlib.sha256(json.dumps([str(p) for p in parts]).encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+@dataclass(frozen=True)
+class Split:
+    repeat: int
+    fold: int
+    train: np.ndarray
+    test: np.ndarray
+    seed: int
+
+
+def outer_splits(y: np.ndarray, protocol: ProtocolConfig, seed: int, dataset: str) -> list[Split]:
+    """All outer splits of a dataset; each repetition's seed depends only on (seed, dataset, repeat)."""
+    y = np.asarray(y)
+    splits = []
+    if protocol.kind == "holdout":
+        _check_holdout(y, protocol, dataset)
+        for repeat in range(protocol.n_trials):
+            s = derive_seed(seed, "outer", dataset, repeat)
+            sss = StratifiedShuffleSplit(n_splits=1, train_size=protocol.train_size, random_state=s)
+            train, test = next(sss.split(np.zeros(y.size), y))
+            splits.append(Split(repeat, 0, np.sort(train), np.sort(test), s))
+    else:
+        smallest = np.bincount(y).min()
+        if smallest < protocol.n_splits:
+            raise FsbenchError(
+                f"Dataset {dataset!r} has a class with only {smallest} samples, fewer than the "
+                f"{protocol.n_splits} folds of protocol.n_splits; lower n_splits."
+            )
+        for repeat in range(protocol.n_repeats):
+            s = derive_seed(seed, "outer", dataset, repeat)
+            skf = StratifiedKFold(n_splits=protocol.n_splits, shuffle=True, random_state=s)
+            for fold, (train, test) in enumerate(skf.split(np.zeros(y.size), y)):
+                splits.append(Split(repeat, fold, train, test, s))
+    return splits
+
+
+def _check_holdout(y: np.ndarray, protocol: ProtocolConfig, dataset: str) -> None:
+    n, counts = y.size, np.bincount(y)
+    n_train = protocol.train_size if isinstance(protocol.train_size, int) else int(np.floor(protocol.train_size * n))
+    if counts.min() < 2:
+        raise FsbenchError(
+            f"Dataset {dataset!r} has a class with a single sample, which a stratified split cannot "
+            "place in both parts; drop the dataset or use another protocol."
+        )
+    if not counts.size <= n_train <= n - counts.size:
+        raise FsbenchError(
+            f"protocol.train_size gives {n_train} training samples of {n} in dataset {dataset!r}; "
+            f"both parts need at least one sample of each of the {counts.size} classes; change train_size."
+        )
+
+
+def check_inner_cv(y_train: np.ndarray, inner: InnerCVConfig, dataset: str) -> int:
+    """The number of inner folds for this training part; error if a class is too small for it."""
+    folds = inner.folds_for(y_train.size)
+    smallest = np.bincount(y_train).min()
+    if smallest < folds:
+        raise FsbenchError(
+            f"A training part of dataset {dataset!r} has a class with only {smallest} samples, fewer "
+            f"than the {folds} inner-CV folds; lower inner_cv.n_splits or enlarge protocol.train_size."
+        )
+    return folds
+
+
+def standardize(X: np.ndarray, train: np.ndarray, test: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Z-score every feature; the mean and std come from the training part, all data, or nowhere.
+
+    A feature with zero standard deviation is only centred.
+    """
+    X_train, X_test = X[train], X[test]
+    if mode == "none":
+        return np.array(X_train, dtype=float), np.array(X_test, dtype=float)
+    ref = X_train if mode == "train" else X
+    mean = ref.mean(axis=0)
+    std = ref.std(axis=0)
+    std[std == 0] = 1.0
+    return (X_train - mean) / std, (X_test - mean) / std
+
+
+def make_classifier(cfg: ClassifierConfig, C: float, seed: int) -> ClassifierMixin:
+    """The evaluation classifier.
+
+    - ``linear_svm`` / ``libsvm``: LIBSVM with a linear kernel (``SVC``), one-vs-one, hinge loss,
+      as DSO-FS used;
+    - ``linear_svm`` / ``liblinear``: ``LinearSVC``, one-vs-rest, squared hinge (LIBLINEAR's default);
+    - ``crammer_singer``: ``LinearSVC(multi_class="crammer_singer")``, as SL2P used.
+    """
+    if cfg.name == "crammer_singer":
+        return LinearSVC(C=C, multi_class="crammer_singer", max_iter=20000, random_state=seed)
+    if cfg.backend == "liblinear":
+        return LinearSVC(C=C, max_iter=20000, random_state=seed)
+    return SVC(kernel="linear", C=C)
+
+
+def inner_folds(y_train: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    return list(skf.split(np.zeros(y_train.size), y_train))
+
+
+def _accuracy(clf: ClassifierMixin, X_fit, y_fit, X_eval, y_eval) -> tuple[int, int]:
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X_fit, y_fit)
+    return int(np.sum(clf.predict(X_eval) == y_eval)), y_eval.size
+
+
+def cv_accuracy_grid(
+    X: np.ndarray,
+    y: np.ndarray,
+    folds: Sequence[tuple[np.ndarray, np.ndarray]],
+    rankings: Sequence[np.ndarray],
+    ks: Sequence[int],
+    cfg: ClassifierConfig,
+    seed: int,
+) -> np.ndarray:
+    """Inner-CV accuracy, shape (len(ks), len(C)): pooled correct / total over the folds.
+
+    ``rankings[f]`` is the ranking used in fold f (the same one for every fold when tuning C
+    for a fixed ranking, a per-fold refit when tuning a selector).
+    """
+    correct = np.zeros((len(ks), len(cfg.C)))
+    total = 0
+    for (fit, val), ranking in zip(folds, rankings, strict=True):
+        total += val.size
+        for i, k in enumerate(ks):
+            cols = ranking[:k]
+            X_fit, X_val = X[np.ix_(fit, cols)], X[np.ix_(val, cols)]
+            for j, C in enumerate(cfg.C):
+                correct[i, j] += _accuracy(make_classifier(cfg, C, seed), X_fit, y[fit], X_val, y[val])[0]
+    return correct / total
+
+
+def best_C(accuracy_row: np.ndarray, Cs: Sequence[float]) -> float:
+    """The C with the highest accuracy; ties go to the smallest C."""
+    order = np.argsort(Cs, kind="stable")
+    best = order[np.argmax(accuracy_row[order])]
+    return float(Cs[best])
+
+
+def evaluate_ranking(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    ranking: np.ndarray,
+    ks: Sequence[int],
+    cfg: ClassifierConfig,
+    n_inner_folds: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Test accuracy of the classifier on the top-k features, for every k (C tuned per k)."""
+    if cfg.tuned:
+        folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C"))
+        grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * len(folds), ks, cfg, seed)
+    rows = []
+    for i, k in enumerate(ks):
+        C = best_C(grid[i], cfg.C) if cfg.tuned else cfg.C[0]
+        cols = ranking[:k]
+        n_correct, n_test = _accuracy(make_classifier(cfg, C, seed), X_train[:, cols], y_train,
+                                      X_test[:, cols], y_test)
+        rows.append({"k": int(k), "accuracy": n_correct / n_test, "n_correct": n_correct,
+                     "n_test": n_test, "C": C,
+                     "inner_accuracy": float(grid[i].max()) if cfg.tuned else float("nan")})
+    return rows
+
+
+def tune_selector(
+    fit_ranking: Callable[[np.ndarray, np.ndarray, dict[str, Any], int], np.ndarray],
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    grid_points: Sequence[dict[str, Any]],
+    ks: Sequence[int],
+    cfg: ClassifierConfig,
+    n_inner_folds: int,
+    seed: int,
+) -> tuple[dict[str, Any], list[float]]:
+    """Choose a selector's grid point by inner CV on the training part.
+
+    ``fit_ranking(X, y, point, fold)`` fits the selector with the grid point on a fold's
+    training rows and returns its ranking. Returns the chosen point and every point's score.
+    """
+    folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-selector"))
+    scores = []
+    for point in grid_points:
+        rankings = [fit_ranking(X_train[fit], y_train[fit], point, f) for f, (fit, _) in enumerate(folds)]
+        grid = cv_accuracy_grid(X_train, y_train, folds, rankings, ks, cfg, seed)
+        scores.append(float(grid.max(axis=1).mean()))
+    return dict(grid_points[int(np.argmax(scores))]), scores

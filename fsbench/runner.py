@@ -1,0 +1,247 @@
+"""Experiment -> independent tasks -> joblib; rankings cached; every finished task saved.
+
+A task is one (dataset, repeat, fold, selector). Its seed derives from the config seed and
+its identity only, so the rows do not depend on n_jobs or on the order tasks finish in; a
+killed run loses only the tasks in flight, and running it again resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
+
+from fsbench import __version__
+from fsbench.config import Experiment, SelectorConfig
+from fsbench.errors import FsbenchError
+from fsbench.protocol import (
+    Split,
+    check_inner_cv,
+    derive_seed,
+    evaluate_ranking,
+    outer_splits,
+    standardize,
+    tune_selector,
+)
+from fsbench.selectors import get_selector
+from fsbench.store import (
+    CONFIG_FILE,
+    RANKINGS_DIR,
+    RUNS_FILE,
+    TASKS_DIR,
+    finished_tasks,
+    load_ranking,
+    read_fingerprint,
+    read_tasks,
+    save_ranking,
+    write_config,
+    write_runs,
+    write_task,
+)
+
+
+@dataclass(frozen=True)
+class Task:
+    dataset: str
+    split: Split
+    selector: SelectorConfig
+
+    @property
+    def id(self) -> str:
+        label = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.selector.label)
+        return f"{self.dataset}__r{self.split.repeat:03d}f{self.split.fold:02d}__{label}"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    runs: pd.DataFrame
+    out_dir: Path
+    n_tasks: int
+    n_resumed: int
+    seconds: float
+
+
+def plan(experiment: Experiment, data: dict[str, Any]) -> list[Task]:
+    """Every task of the experiment, after checking the data fits the protocol.
+
+    ``data`` maps dataset name -> an object with ``X`` and ``y``. Raises FsbenchError (before
+    anything runs) when a k exceeds a dataset's features or a class is too small for the splits.
+    """
+    tasks = []
+    needs_inner = experiment.classifier.tuned or any(s.grid for s in experiment.selectors)
+    for name in experiment.datasets:
+        X, y = data[name].X, data[name].y
+        if max(experiment.n_features) > X.shape[1]:
+            raise FsbenchError(
+                f"k = {max(experiment.n_features)} exceeds the {X.shape[1]} features of dataset "
+                f"{name!r}; lower n_features."
+            )
+        splits = outer_splits(y, experiment.protocol, experiment.seed, name)
+        if needs_inner:
+            for split in splits:
+                check_inner_cv(y[split.train], experiment.inner_cv, name)
+        tasks += [Task(name, split, sel) for split in splits for sel in experiment.selectors]
+    return tasks
+
+
+def run_experiment(
+    experiment: Experiment,
+    out_dir: str | Path,
+    *,
+    data: dict[str, Any] | None = None,
+    data_dir: str | Path | None = None,
+    n_jobs: int | None = None,
+    force: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    on_task_done: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run (or resume) an experiment and write its results to ``out_dir``.
+
+    ``data`` may hold already loaded datasets; missing ones are loaded with
+    :func:`fsbench.datasets.load`. ``on_start(n_pending, n_total)`` and ``on_task_done(task_id)``
+    report progress. Everything is validated before the first file is written.
+    """
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    data = dict(data or {})
+    for name in experiment.datasets:
+        if name not in data:
+            from fsbench.datasets import load
+
+            data[name] = load(name, data_dir)
+    tasks = plan(experiment, data)
+    fingerprint = experiment.fingerprint()
+
+    previous = read_fingerprint(out_dir)
+    if force:
+        for sub in (TASKS_DIR, "cache"):
+            shutil.rmtree(out_dir / sub, ignore_errors=True)
+        for name in (RUNS_FILE, CONFIG_FILE):
+            (out_dir / name).unlink(missing_ok=True)
+    elif previous is not None and previous != fingerprint:
+        raise FsbenchError(
+            f"{str(out_dir)!r} holds results of a different configuration; pass --force to replace "
+            "them or --out to write elsewhere."
+        )
+    elif previous is None and (out_dir / TASKS_DIR).is_dir():
+        raise FsbenchError(f"{str(out_dir)!r} holds task files without a config.yaml; pass --force to replace them.")
+    write_config(out_dir, experiment.to_dict(), fingerprint)
+
+    done = finished_tasks(out_dir)
+    pending = [t for t in tasks if t.id not in done]
+    if on_start:
+        on_start(len(pending), len(tasks))
+    n_jobs = n_jobs or experiment.n_jobs
+    if n_jobs < 0:
+        n_jobs = os.cpu_count() or 1
+    workers = min(n_jobs, max(1, len(pending)))
+    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    if pending:
+        parallel = Parallel(n_jobs=workers, return_as="generator_unordered")
+        for task_id in parallel(
+            delayed(run_task)(experiment, task, data[task.dataset].X, data[task.dataset].y, out_dir, threads)
+            for task in pending
+        ):
+            if on_task_done:
+                on_task_done(task_id)
+
+    rows = read_tasks(out_dir, [t.id for t in tasks])
+    runs = write_runs(out_dir, rows)
+    return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started)
+
+
+# ----------------------------------------------------------------------------- one task
+def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, out_dir: Path, threads: int) -> str:
+    """Fit the selector on the task's training part, evaluate every k, save the rows."""
+    with threadpool_limits(limits=threads):
+        rows = _evaluate_task(experiment, task, X, y, out_dir / RANKINGS_DIR)
+    write_task(out_dir, task.id, rows)
+    return task.id
+
+
+def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, cache: Path) -> list[dict]:
+    split, sel = task.split, task.selector
+    X_train, X_test = standardize(X, split.train, split.test, experiment.standardize)
+    y_train, y_test = y[split.train], y[split.test]
+    task_seed = derive_seed(experiment.seed, "task", task.dataset, split.repeat, split.fold, sel.label)
+    ks = experiment.n_features
+    n_inner = experiment.inner_cv.folds_for(y_train.size)
+
+    chosen: dict[str, Any] = {}
+    if sel.grid:
+        def fit_fold(Xf: np.ndarray, yf: np.ndarray, point: dict[str, Any], fold: int) -> np.ndarray:
+            seed = derive_seed(task_seed, "inner", fold)
+            return fit_selector(sel.name, {**sel.params_dict, **point}, Xf, yf, seed, max(ks), cache)["ranking"]
+
+        chosen, _ = tune_selector(fit_fold, X_train, y_train, sel.grid_points(), ks,
+                                  experiment.classifier, n_inner, task_seed)
+    params = {**sel.params_dict, **chosen}
+    fitted = fit_selector(sel.name, params, X_train, y_train, task_seed, max(ks), cache)
+    evaluated = evaluate_ranking(X_train, y_train, X_test, y_test, fitted["ranking"], ks,
+                                 experiment.classifier, n_inner, task_seed)
+    common = {
+        "experiment": experiment.name, "dataset": task.dataset, "repeat": split.repeat,
+        "fold": split.fold, "selector": sel.label, "method": sel.name,
+        "n_train": int(split.train.size), "params": json.dumps(params, sort_keys=True),
+        "fit_seconds": fitted["fit_seconds"], "n_iter": fitted["n_iter"],
+        "standardize": experiment.standardize, "seed": task_seed, "split_seed": split.seed,
+        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__,
+        "selector_warnings": " | ".join(fitted["warnings"]),
+        **{f"diag_{k}": v for k, v in fitted["diagnostics"].items()},
+    }
+    return [{**common, **row} for row in evaluated]
+
+
+def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int | None) -> str:
+    """Cache key of a ranking: a hash of everything it depends on."""
+    h = hashlib.sha256()
+    h.update(json.dumps([__version__, name, params, seed, X.shape], sort_keys=True, default=repr).encode())
+    h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
+    return h.hexdigest()[:32]
+
+
+def fit_selector(
+    name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int, k_max: int, cache: Path | None
+) -> dict[str, Any]:
+    """Fit a registered selector (or take its ranking from the cache).
+
+    Returns ranking, scores, fit_seconds, n_iter, diagnostics and the warnings it raised.
+    """
+    cls = get_selector(name).cls
+    uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
+    seed_arg = seed if uses_seed else None
+    key = ranking_key(name, params, X, y, seed_arg)
+    if cache is not None and (hit := load_ranking(cache, key)) is not None:
+        return hit
+    selector = cls(n_features_to_select=k_max, **params, **({"random_state": seed_arg} if uses_seed else {}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        selector.fit(X, y)
+        seconds = time.perf_counter() - t0
+    ranking = np.asarray(selector.ranking_, dtype=np.int64)
+    if ranking.shape != (X.shape[1],) or not np.array_equal(np.sort(ranking), np.arange(X.shape[1])):
+        raise RuntimeError(f"selector {name!r} returned a ranking that is not a permutation of the features")
+    messages = sorted({str(w.message).split("\n")[0] for w in caught
+                       if not issubclass(w.category, DeprecationWarning)})
+    diagnostics = {k: (v.item() if isinstance(v, np.generic) else v)
+                   for k, v in getattr(selector, "diagnostics_", {}).items()}
+    meta = {"fit_seconds": seconds, "n_iter": int(getattr(selector, "n_iter_", 0) or 0),
+            "diagnostics": diagnostics, "warnings": messages}
+    if cache is not None:
+        save_ranking(cache, key, ranking, np.asarray(selector.scores_, dtype=float), meta)
+    return {"ranking": ranking, "scores": np.asarray(selector.scores_, dtype=float), **meta}

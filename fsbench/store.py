@@ -1,0 +1,154 @@
+"""Results on disk: atomic per-task files, the rankings cache, and the tidy ``runs.csv``.
+
+A results directory holds::
+
+    config.yaml        the resolved experiment (what ran), with its fingerprint
+    tasks/<id>.json    one file per finished task (dataset x repeat x fold x selector)
+    cache/rankings/    selector rankings keyed by a hash of their inputs
+    runs.csv           one row per (dataset, repeat, fold, selector, k), built from tasks/
+
+Every file is written to a temporary name and renamed into place, so a killed run leaves
+only whole files behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from fsbench.errors import FsbenchError
+
+RUNS_FILE = "runs.csv"
+CONFIG_FILE = "config.yaml"
+TASKS_DIR = "tasks"
+RANKINGS_DIR = Path("cache") / "rankings"
+
+#: column order of runs.csv (selector diagnostics, if any, follow)
+COLUMNS = [
+    "experiment", "dataset", "repeat", "fold", "selector", "method", "k", "accuracy",
+    "n_correct", "n_test", "n_train", "C", "inner_accuracy", "params", "fit_seconds",
+    "n_iter", "standardize", "seed", "split_seed", "fingerprint", "fsbench_version",
+]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+# ----------------------------------------------------------------------------- tasks
+def task_path(out_dir: Path, task_id: str) -> Path:
+    return out_dir / TASKS_DIR / f"{task_id}.json"
+
+
+def write_task(out_dir: Path, task_id: str, rows: list[dict[str, Any]]) -> None:
+    atomic_write_text(task_path(out_dir, task_id), json.dumps(rows, default=_json_default))
+
+
+def finished_tasks(out_dir: Path) -> set[str]:
+    folder = out_dir / TASKS_DIR
+    if not folder.is_dir():
+        return set()
+    return {p.stem for p in folder.glob("*.json")}
+
+
+def read_tasks(out_dir: Path, task_ids: list[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for task_id in task_ids:
+        rows.extend(json.loads(task_path(out_dir, task_id).read_text()))
+    return rows
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"cannot store {type(value).__name__} in results")
+
+
+# ----------------------------------------------------------------------------- runs.csv
+def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    extra = sorted(c for c in df.columns if c not in COLUMNS)
+    df = df[[c for c in COLUMNS if c in df.columns] + extra]
+    atomic_write_text(out_dir / RUNS_FILE, df.to_csv(index=False, float_format="%.17g"))
+    return df
+
+
+def load_runs(results_dir: str | Path) -> pd.DataFrame:
+    """Read ``runs.csv`` of a results directory (or a path to a runs.csv file)."""
+    path = Path(results_dir)
+    if path.is_dir():
+        path = path / RUNS_FILE
+    if not path.is_file():
+        raise FsbenchError(
+            f"No results at {str(path)!r}; run 'fsbench run CONFIG --out {path.parent}' first or check the path."
+        )
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise FsbenchError(f"{str(path)!r} is not a readable runs.csv ({exc}); rerun the experiment.") from None
+    missing = {"dataset", "selector", "k", "accuracy", "repeat", "n_correct", "n_test"} - set(df.columns)
+    if missing:
+        raise FsbenchError(f"{str(path)!r} lacks the columns {sorted(missing)}; it is not an fsbench runs.csv.")
+    return df
+
+
+# ----------------------------------------------------------------------------- config
+def write_config(out_dir: Path, config: dict[str, Any], fingerprint: str) -> None:
+    doc = {"fingerprint": fingerprint, **config}
+    atomic_write_text(out_dir / CONFIG_FILE, yaml.safe_dump(doc, sort_keys=False))
+
+
+def read_fingerprint(out_dir: Path) -> str | None:
+    path = out_dir / CONFIG_FILE
+    if not path.is_file():
+        return None
+    try:
+        return (yaml.safe_load(path.read_text()) or {}).get("fingerprint")
+    except yaml.YAMLError:
+        return None
+
+
+# ----------------------------------------------------------------------------- rankings cache
+def load_ranking(cache_dir: Path, key: str) -> dict[str, Any] | None:
+    path = cache_dir / f"{key}.npz"
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {"ranking": data["ranking"], "scores": data["scores"],
+                    **json.loads(str(data["meta"]))}
+    except (OSError, ValueError, KeyError):
+        return None  # a damaged cache entry is recomputed
+
+
+def save_ranking(cache_dir: Path, key: str, ranking: np.ndarray, scores: np.ndarray, meta: dict[str, Any]) -> None:
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, ranking=ranking, scores=scores, meta=np.array(json.dumps(meta, default=_json_default)))
+    atomic_write_bytes(cache_dir / f"{key}.npz", buffer.getvalue())

@@ -1,0 +1,180 @@
+"""Config validation: every rejection names file, line and key; YAML 1.1 number traps handled."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from fsbench.config import parse_experiment
+from fsbench.errors import ConfigError
+from fsbench.yamlio import load_yaml, resolve_plain_scalar
+
+
+class _Spec:
+    def __init__(self, name: str, n_features: int):
+        self.name, self.n_features = name, n_features
+
+
+def _resolver(name: str) -> _Spec:
+    known = {"glioma": 4434, "gliom": 4434, "digits": 64, "allaml": 7129}
+    if name.lower() not in known:
+        raise ConfigError(f"Unknown dataset {name!r}. Did you mean 'glioma'?")
+    return _Spec("glioma" if name.lower() == "gliom" else name.lower(), known[name.lower()])
+
+
+BASE = """\
+name: demo
+seed: 3
+datasets: [glioma]
+protocol:
+  kind: holdout
+  train_size: 0.6
+  n_trials: 2
+selectors: [fisher]
+classifier:
+  name: linear_svm
+  C: [0.1, 1]
+n_features: [10, 20]
+"""
+
+
+def parse(text: str):
+    return parse_experiment(textwrap.dedent(text), "exp.yaml", dataset_resolver=_resolver)
+
+
+def reject(text: str, *fragments: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse(text)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    assert "\n" not in message.strip()
+    return message
+
+
+def test_valid_config_is_frozen_and_complete():
+    exp = parse(BASE)
+    assert exp.name == "demo" and exp.seed == 3 and exp.datasets == ("glioma",)
+    assert exp.protocol.train_size == 0.6 and exp.protocol.n_trials == 2
+    assert exp.classifier.C == (0.1, 1.0) and exp.classifier.tuned
+    assert exp.n_features == (10, 20)
+    assert exp.selectors[0].name == "fisher" and exp.selectors[0].label == "fisher"
+    with pytest.raises(AttributeError):
+        exp.seed = 4  # type: ignore[misc]
+
+
+def test_fingerprint_ignores_n_jobs_but_not_seed():
+    a = parse(BASE)
+    assert a.fingerprint() == parse(BASE + "n_jobs: 2\n").fingerprint()
+    assert a.fingerprint() != parse(BASE.replace("seed: 3", "seed: 4")).fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("1e-3", 0.001), ("1E3", 1000.0), ("-2.5e+2", -250.0), (".5", 0.5), ("1.", 1.0), ("10", 10),
+     ("0x1f", 31), ("0o17", 15), ("10:30", "10:30"), ("yes", "yes"), ("on", "on"), ("true", True),
+     ("~", None), (".inf", float("inf")), ("1_000", "1_000")],
+)
+def test_yaml12_scalars(text, value):
+    assert resolve_plain_scalar(text) == value
+
+
+def test_exponent_without_dot_is_a_number_in_config():
+    exp = parse(BASE.replace("C: [0.1, 1]", "C: [1e-4, 1e-3, 1e2]"))
+    assert exp.classifier.C == (1e-4, 1e-3, 100.0)
+
+
+def test_quoted_number_stays_a_string_and_is_rejected():
+    reject(BASE.replace("C: [0.1, 1]", 'C: ["1e-3", 1]'), "exp.yaml:11", "classifier.C[0]", "expected a number")
+
+
+def test_sexagesimal_is_rejected_by_name():
+    msg = reject(BASE.replace("n_trials: 2", "n_trials: 10:30"), "exp.yaml:7", "protocol.n_trials", "base-60")
+    assert "630" not in msg
+
+
+def test_malformed_yaml_names_the_line():
+    reject(BASE + "protocol: [unclosed\n", "exp.yaml:", "malformed YAML")
+
+
+def test_empty_file():
+    reject("", "empty")
+
+
+def test_unknown_top_level_key_with_suggestion():
+    reject(BASE + "n_feature: [5]\n", "exp.yaml:13", "n_feature", "Did you mean 'n_features'")
+
+
+def test_unknown_nested_key_names_path_and_line():
+    reject(BASE.replace("  n_trials: 2", "  n_trails: 2"), "exp.yaml:7", "protocol.n_trails", "n_trials")
+
+
+def test_wrong_type():
+    reject(BASE.replace("seed: 3", "seed: three"), "exp.yaml:2", "seed", "expected an integer")
+    reject(BASE.replace("n_features: [10, 20]", "n_features: [10, 2.5]"), "n_features[1]", "integer")
+
+
+def test_train_size_fraction_range():
+    reject(BASE.replace("train_size: 0.6", "train_size: 1.5"), "protocol.train_size", "between 0 and 1")
+
+
+def test_key_of_other_protocol_rejected():
+    reject(BASE.replace("  n_trials: 2", "  n_splits: 5"), "protocol.n_splits", "does not apply")
+
+
+def test_unknown_dataset_with_suggestion():
+    reject(BASE.replace("[glioma]", "[gliomaa]"), "exp.yaml:3", "datasets[0]", "Did you mean 'glioma'")
+
+
+def test_alias_resolves_to_canonical_and_duplicates_rejected():
+    assert parse(BASE.replace("[glioma]", "[GLIOM]")).datasets == ("glioma",)
+    reject(BASE.replace("[glioma]", "[glioma, GLIOM]"), "listed twice")
+
+
+def test_unknown_selector_with_suggestion():
+    reject(BASE.replace("[fisher]", "[fishr]"), "selectors[0].name", "Did you mean 'fisher'")
+
+
+def test_unknown_selector_parameter():
+    text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: random\n    params: {random_stat: 1}")
+    reject(text, "selectors[0].params.random_stat", "no parameter")
+
+
+def test_reserved_parameter_rejected():
+    text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: fisher\n    params: {n_features_to_select: 5}")
+    reject(text, "n_features_to_select", "cannot be set")
+
+
+def test_duplicate_labels_rejected():
+    reject(BASE.replace("[fisher]", "[fisher, fisher]"), "selectors[1]", "label")
+
+
+def test_k_larger_than_dataset_rejected_before_running():
+    reject(BASE.replace("[10, 20]", "[10, 5000]"), "n_features", "5000", "4434")
+
+
+def test_n_features_range_inclusive():
+    exp = parse(BASE.replace("n_features: [10, 20]", "n_features: {start: 10, stop: 100, step: 10}"))
+    assert exp.n_features == tuple(range(10, 101, 10))
+
+
+def test_inner_cv_rule_of_dso_fs():
+    exp = parse(BASE + "inner_cv:\n  n_splits: {below: 200, small: 3, large: 8}\n")
+    assert exp.inner_cv.folds_for(199) == 3 and exp.inner_cv.folds_for(200) == 8
+    reject(BASE + "inner_cv:\n  n_splits: {below: 200, small: 3}\n", "inner_cv.n_splits", "large")
+
+
+def test_classifier_fixed_C_and_crammer_singer():
+    exp = parse(BASE.replace("  name: linear_svm\n  C: [0.1, 1]", "  name: crammer_singer\n  C: 1"))
+    assert exp.classifier.name == "crammer_singer" and exp.classifier.C == (1.0,) and not exp.classifier.tuned
+    reject(BASE.replace("name: linear_svm", "name: svm"), "classifier.name", "not one of")
+
+
+def test_duplicate_key_rejected():
+    reject(BASE + "seed: 4\n", "exp.yaml:13", "appears twice")
+
+
+def test_lines_are_tracked_through_nested_values():
+    root = load_yaml("a:\n  b:\n    - 1\n    - x: 2\n")
+    assert root.value["a"].value["b"].value[1].value["x"].line == 4
