@@ -177,6 +177,9 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
     X_train, X_test = standardize(X, split.train, split.test, experiment.standardize)
     y_train, y_test = y[split.train], y[split.test]
     task_seed = derive_seed(experiment.seed, "task", task.dataset, split.repeat, split.fold, sel.label)
+    # Inner folds and classifier seeds depend on the split only: every selector of a split is
+    # evaluated on the same inner folds, so two selectors with one ranking get identical rows.
+    eval_seed = derive_seed(experiment.seed, "evaluate", task.dataset, split.repeat, split.fold)
     ks = experiment.n_features
     n_inner = experiment.inner_cv.folds_for(y_train.size)
 
@@ -187,11 +190,11 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
             return fit_selector(sel.name, {**sel.params_dict, **point}, Xf, yf, seed, max(ks), cache)["ranking"]
 
         chosen, _ = tune_selector(fit_fold, X_train, y_train, sel.grid_points(), ks,
-                                  experiment.classifier, n_inner, task_seed)
+                                  experiment.classifier, n_inner, eval_seed)
     params = {**sel.params_dict, **chosen}
     fitted = fit_selector(sel.name, params, X_train, y_train, task_seed, max(ks), cache)
     evaluated = evaluate_ranking(X_train, y_train, X_test, y_test, fitted["ranking"], ks,
-                                 experiment.classifier, n_inner, task_seed)
+                                 experiment.classifier, n_inner, eval_seed)
     common = {
         "experiment": experiment.name, "dataset": task.dataset, "repeat": split.repeat,
         "fold": split.fold, "selector": sel.label, "method": sel.name,

@@ -95,7 +95,7 @@ def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
     extra = sorted(c for c in df.columns if c not in COLUMNS)
     df = df[[c for c in COLUMNS if c in df.columns] + extra]
     atomic_write_text(out_dir / RUNS_FILE, df.to_csv(index=False, float_format="%.17g"))
-    return df
+    return load_runs(out_dir)  # the caller sees exactly what is on disk
 
 
 def load_runs(results_dir: str | Path) -> pd.DataFrame:

@@ -1,0 +1,21 @@
+PYTHON ?= python
+export FSBENCH_DATA ?= $(abspath ../shared/datasets)
+
+.PHONY: install demo test lint bench
+
+install:  ## install fsbench with the test extras
+	$(PYTHON) -m pip install -e ".[test]"
+
+demo:  ## the quickstart experiment (bundled digits, no download)
+	fsbench run configs/quickstart.yaml
+
+test:  ## the test suite (the command CI runs)
+	$(PYTHON) -m pytest -q
+
+lint:
+	ruff check fsbench tests benchmarks
+
+bench:  ## speed benchmarks against the established implementations (minutes; needs FSBENCH_DATA)
+	$(PYTHON) benchmarks/bench_filters.py
+	$(PYTHON) benchmarks/bench_rfs_dso.py
+	$(PYTHON) benchmarks/bench_svm_selectors.py

@@ -1,0 +1,244 @@
+"""The command line as a user meets it: help, a run, tables, plots, and every bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.io
+from click.testing import CliRunner
+
+from fsbench import __version__
+from fsbench.cli import main
+
+SMALL = """\
+name: clitest
+seed: 0
+datasets: [digits]
+protocol: {{kind: holdout, train_size: 0.5, n_trials: {trials}}}
+inner_cv: {{n_splits: 3}}
+selectors: [fisher, fstat, random]
+classifier: {{name: linear_svm, C: [0.01, 1]}}
+n_features: {ks}
+"""
+
+
+def _config(tmp_path: Path, trials: int = 2, ks: str = "[4, 16]", text: str | None = None) -> Path:
+    path = tmp_path / "exp.yaml"
+    path.write_text(text if text is not None else SMALL.format(trials=trials, ks=ks))
+    return path
+
+
+@pytest.fixture
+def runner(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSBENCH_CACHE", str(tmp_path / "user-cache"))
+    return CliRunner()
+
+
+def _fail(runner: CliRunner, args: list[str], *fragments: str) -> str:
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    message = result.output.strip()
+    assert message.startswith("Error: ") and "\n" not in message and "Traceback" not in message, message
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+@pytest.mark.parametrize("args", [[], ["run"], ["table"], ["plot"], ["selectors"], ["datasets"],
+                                  ["datasets", "list"], ["datasets", "info"], ["datasets", "fetch"]])
+def test_every_command_explains_itself(runner, args):
+    result = runner.invoke(main, [*args, "--help"])
+    assert result.exit_code == 0 and "Usage:" in result.output
+    assert len(result.output.splitlines()) > 3
+
+
+def test_version(runner):
+    result = runner.invoke(main, ["--version"])
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_selectors_lists_parameters(runner):
+    out = runner.invoke(main, ["selectors"]).output
+    for name in ("fisher", "fstat", "random"):
+        assert name in out
+    assert "random_state" not in out or "parameters:" in out
+
+
+def test_run_writes_results_table_and_curves(runner, tmp_path):
+    out = tmp_path / "res"
+    result = runner.invoke(main, ["run", str(_config(tmp_path)), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    for name in ("runs.csv", "config.yaml", "table.md", "curves.png", "curves.pdf"):
+        assert (out / name).is_file(), name
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 2 * 3 * 2 and set(runs.k) == {4, 16}
+    assert "| digits |" in result.output
+
+    md = runner.invoke(main, ["table", str(out), "--k", "4"])
+    assert md.exit_code == 0 and "top 4 features" in md.output and "±" in md.output
+    csv = runner.invoke(main, ["table", str(out), "--format", "csv"])
+    assert csv.exit_code == 0 and csv.output.startswith("dataset,selector,k,accuracy_mean")
+    tex = runner.invoke(main, ["table", str(out), "--format", "latex"])
+    assert tex.exit_code == 0 and r"\begin{tabular}" in tex.output
+    _fail(runner, ["table", str(out), "--k", "7"], "k = 7", "4, 16")
+
+    plot = runner.invoke(main, ["plot", str(out), "--out", str(tmp_path / "fig")])
+    assert plot.exit_code == 0 and (tmp_path / "fig.png").stat().st_size > 1000
+
+    again = runner.invoke(main, ["run", str(_config(tmp_path)), "--out", str(out), "-q"])
+    assert again.exit_code == 0 and "12 resumed" not in again.output and "6 resumed" in again.output
+
+
+def test_table_of_missing_results(runner, tmp_path):
+    _fail(runner, ["table", str(tmp_path / "nothing")], "No results", "fsbench run")
+
+
+# ----------------------------------------------------------------------------- bad input
+def _run_fails(runner, tmp_path, text: str, *fragments: str, data_dir: Path | None = None) -> None:
+    out = tmp_path / "out"
+    args = ["run", str(_config(tmp_path, text=text)), "--out", str(out), "-q"]
+    if data_dir is not None:
+        args += ["--data-dir", str(data_dir)]
+    _fail(runner, args, *fragments)
+    assert not out.exists(), "a failed run must leave no partial output"
+
+
+def test_malformed_yaml(runner, tmp_path):
+    _run_fails(runner, tmp_path, "name: x\ndatasets: [digits\n", "exp.yaml:", "malformed YAML")
+
+
+def test_unknown_key(runner, tmp_path):
+    _run_fails(runner, tmp_path, SMALL.format(trials=2, ks="[4]") + "colour: red\n", "exp.yaml:9", "colour")
+
+
+def test_wrong_type(runner, tmp_path):
+    text = SMALL.format(trials="two", ks="[4]")
+    _run_fails(runner, tmp_path, text, "exp.yaml:4", "protocol.n_trials", "integer")
+
+
+def test_unknown_dataset(runner, tmp_path):
+    text = SMALL.format(trials=2, ks="[4]").replace("[digits]", "[digitz]")
+    _run_fails(runner, tmp_path, text, "datasets[0]", "digitz", "Did you mean 'digits'")
+
+
+def test_unknown_selector(runner, tmp_path):
+    text = SMALL.format(trials=2, ks="[4]").replace("[fisher,", "[fischer,")
+    _run_fails(runner, tmp_path, text, "selectors[0].name", "Did you mean 'fisher'")
+
+
+def test_k_larger_than_the_features(runner, tmp_path):
+    _run_fails(runner, tmp_path, SMALL.format(trials=2, ks="[4, 65]"), "n_features", "64 features")
+
+
+def test_missing_config_file(runner, tmp_path):
+    _fail(runner, ["run", str(tmp_path / "nope.yaml")], "does not exist")
+
+
+LUNG = """\
+name: lungtest
+datasets: [lung]
+protocol: {kind: holdout, train_size: 0.6, n_trials: 1}
+selectors: [fisher]
+classifier: {name: linear_svm, C: 1}
+n_features: [5]
+"""
+
+
+def _write_lung(folder: Path, X: np.ndarray, y: np.ndarray) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    scipy.io.savemat(folder / "lung.mat", {"X": X, "Y": y.reshape(-1, 1)})
+    return folder
+
+
+def _lung_like(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = np.repeat([1, 2, 3, 4, 5], [139, 17, 21, 20, 6])
+    return rng.normal(size=(203, 3312)), y
+
+
+def test_missing_dataset_file_says_how_to_fetch(runner, tmp_path):
+    _run_fails(runner, tmp_path, LUNG, "lung", "fsbench datasets fetch", "FSBENCH_DATA",
+               data_dir=tmp_path / "empty")
+
+
+def test_wrong_shape(runner, tmp_path):
+    X, y = _lung_like()
+    folder = _write_lung(tmp_path / "data", X[:, :100], y)
+    _run_fails(runner, tmp_path, LUNG, "shape", data_dir=folder)
+
+
+def test_nan_and_inf_values(runner, tmp_path):
+    for bad in (np.nan, np.inf):
+        X, y = _lung_like()
+        X[3, 7] = bad
+        folder = _write_lung(tmp_path / f"data{bad}", X, y)
+        _run_fails(runner, tmp_path, LUNG, "lung", data_dir=folder)
+
+
+def test_class_too_small_for_the_splits(runner, tmp_path):
+    X, y = _lung_like()
+    y = y.copy()
+    y[-6:] = [5, 4, 4, 4, 4, 4]  # class 5 keeps a single sample
+    folder = _write_lung(tmp_path / "data", X, y)
+    _run_fails(runner, tmp_path, LUNG, "single sample", data_dir=folder)
+
+
+def test_checksum_mismatch(runner, tmp_path):
+    if not os.environ.get("FSBENCH_DATA"):
+        pytest.skip("FSBENCH_DATA is not set")
+    folder = tmp_path / "data"
+    folder.mkdir()
+    original = Path(os.environ["FSBENCH_DATA"]) / "GLIOMA.mat"
+    data = scipy.io.loadmat(original)
+    data["X"][0, 0] += 1.0  # same shape, one value changed
+    scipy.io.savemat(folder / "GLIOMA.mat", {"X": data["X"], "Y": data["Y"]})
+    text = LUNG.replace("lungtest", "gliomatest").replace("[lung]", "[glioma]")
+    _run_fails(runner, tmp_path, text, "checksum", data_dir=folder)
+
+
+# ----------------------------------------------------------------------------- datasets
+def test_datasets_list_and_info(runner):
+    out = runner.invoke(main, ["datasets", "list"]).output
+    for name in ("lung", "glioma", "isolet", "cll-sub-111", "digits"):
+        assert name in out
+    info = runner.invoke(main, ["datasets", "info", "BrainT2"])
+    assert info.exit_code == 0 and "10367" in info.output
+    _fail(runner, ["datasets", "info", "glioam"], "Did you mean")
+    _fail(runner, ["datasets", "fetch"], "--all")
+
+
+# ----------------------------------------------------------------------------- kill and resume
+def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "fsbench.cli", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def test_killed_run_resumes_to_identical_rows(tmp_path):
+    config = _config(tmp_path, trials=6, ks="[2, 8, 32]")
+    env = {**os.environ, "FSBENCH_CACHE": str(tmp_path / "cache")}
+    reference, killed = tmp_path / "reference", tmp_path / "killed"
+    assert _cli("run", str(config), "--out", str(reference), "-q", "-j", "1", env=env).wait(300) == 0
+
+    proc = _cli("run", str(config), "--out", str(killed), "-q", "-j", "2", env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((killed / "tasks").glob("*.json"))) < 3:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    n_saved = len(list((killed / "tasks").glob("*.json")))
+    assert 3 <= n_saved < 18, n_saved
+    assert not (killed / "runs.csv").exists()
+
+    assert _cli("run", str(config), "--out", str(killed), "-q", "-j", "2", env=env).wait(300) == 0
+    a = pd.read_csv(reference / "runs.csv").drop(columns=["fit_seconds"])
+    b = pd.read_csv(killed / "runs.csv").drop(columns=["fit_seconds"])
+    pd.testing.assert_frame_equal(a, b)

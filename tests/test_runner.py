@@ -1,0 +1,122 @@
+"""The runner: identical rows for any n_jobs, resume, rankings cache, guarded results folders."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_digits
+
+from fsbench.config import parse_experiment
+from fsbench.errors import FsbenchError
+from fsbench.runner import fit_selector, plan, run_experiment
+from fsbench.store import finished_tasks, load_runs
+
+# columns that legitimately differ between runs (wall-clock time)
+TIMING = ["fit_seconds"]
+
+
+class _Spec:
+    def __init__(self, name, n_features):
+        self.name, self.n_features = name, n_features
+
+
+def _experiment(extra: str = "", selectors: str = "[fisher, fstat, random]", seed: int = 0):
+    text = f"""
+name: unit
+seed: {seed}
+datasets: [digits]
+protocol: {{kind: holdout, train_size: 0.5, n_trials: 3}}
+inner_cv: {{n_splits: 3}}
+selectors: {selectors}
+classifier: {{name: linear_svm, C: [0.01, 1]}}
+n_features: [4, 16]
+{extra}"""
+    return parse_experiment(text, "unit.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    keep = np.arange(0, X.shape[0], 3)  # 599 samples keep the tests quick
+    return {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
+
+
+def _rows(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=TIMING).sort_values(["dataset", "repeat", "fold", "selector", "k"]).reset_index(drop=True)
+
+
+def test_rows_identical_for_one_and_two_jobs(tmp_path, digits):
+    exp = _experiment()
+    one = run_experiment(exp, tmp_path / "one", data=digits, n_jobs=1).runs
+    two = run_experiment(exp, tmp_path / "two", data=digits, n_jobs=2).runs
+    assert len(one) == 3 * 3 * 2
+    pd.testing.assert_frame_equal(_rows(one), _rows(two))
+    # and what is on disk is what was returned
+    pd.testing.assert_frame_equal(_rows(load_runs(tmp_path / "one")), _rows(one), check_dtype=False)
+
+
+def test_selectors_share_splits_and_fisher_beats_random(tmp_path, digits):
+    runs = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs
+    per_trial = runs.groupby(["repeat", "selector"])["split_seed"].first().unstack()
+    assert (per_trial.nunique(axis=1) == 1).all()
+    at16 = runs[runs.k == 16].groupby("selector")["accuracy"].mean()
+    # identical rankings give identical rows: inner folds depend on the split, not the selector
+    cols = ["accuracy", "C", "inner_accuracy"]
+    np.testing.assert_array_equal(runs[runs.selector == "fisher"][cols], runs[runs.selector == "fstat"][cols])
+    assert at16["fisher"] > at16["random"]
+
+
+def test_resume_after_losing_tasks_gives_identical_rows(tmp_path, digits):
+    exp = _experiment()
+    full = run_experiment(exp, tmp_path, data=digits, n_jobs=1).runs
+    tasks = sorted((tmp_path / "tasks").glob("*.json"))
+    for path in tasks[::2]:  # as if the run had been killed before these finished
+        path.unlink()
+    (tmp_path / "runs.csv").unlink()
+    resumed = run_experiment(exp, tmp_path, data=digits, n_jobs=2)
+    assert resumed.n_resumed == len(tasks) - len(tasks[::2])
+    pd.testing.assert_frame_equal(_rows(resumed.runs), _rows(full))
+
+
+def test_a_different_config_does_not_overwrite_results(tmp_path, digits):
+    run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
+    before = (tmp_path / "runs.csv").read_bytes()
+    with pytest.raises(FsbenchError, match="--force"):
+        run_experiment(_experiment(seed=1), tmp_path, data=digits, n_jobs=1)
+    assert (tmp_path / "runs.csv").read_bytes() == before
+    forced = run_experiment(_experiment(seed=1), tmp_path, data=digits, n_jobs=1, force=True)
+    assert forced.n_resumed == 0 and (forced.runs["seed"] != 0).all()
+
+
+def test_k_beyond_the_features_is_rejected_before_writing(tmp_path, digits):
+    small = {"digits": types.SimpleNamespace(X=digits["digits"].X[:, :10], y=digits["digits"].y)}
+    with pytest.raises(FsbenchError, match="exceeds the 10 features"):
+        run_experiment(_experiment(), tmp_path / "out", data=small)
+    assert not (tmp_path / "out").exists()
+
+
+def test_ranking_cache_is_keyed_by_inputs(tmp_path, digits, monkeypatch):
+    X, y = digits["digits"].X, digits["digits"].y
+    first = fit_selector("fisher", {}, X, y, 0, 10, tmp_path)
+    from fsbench.selectors.fisher import FisherScore
+
+    def boom(self, *a, **k):
+        raise AssertionError("refit although the ranking is cached")
+
+    monkeypatch.setattr(FisherScore, "_fit", boom)
+    again = fit_selector("fisher", {}, X, y, 0, 10, tmp_path)
+    np.testing.assert_array_equal(first["ranking"], again["ranking"])
+    with pytest.raises(AssertionError, match="refit"):
+        fit_selector("fisher", {}, X[:-1], y[:-1], 0, 10, tmp_path)  # other inputs: a new key
+
+
+def test_plan_is_dataset_x_split_x_selector(digits):
+    tasks = plan(_experiment(), digits)
+    assert len(tasks) == 9 and len({t.id for t in tasks}) == 9
+
+
+def test_no_task_files_means_nothing_finished(tmp_path):
+    assert finished_tasks(tmp_path / "missing") == set()
