@@ -37,7 +37,9 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
             if d.empty:
                 continue
             color = colors(i % colors.N)
-            ax.plot(d["k"], d["mean"], marker="o", markersize=3, color=color, label=sel)
+            # distinct markers and dashes keep coinciding curves (e.g. fisher and fstat) visible
+            ax.plot(d["k"], d["mean"], marker="osv^Dx*P<>"[i % 10], markersize=4, color=color,
+                    linestyle=("-", "--", "-.", ":")[i % 4], label=sel)
             std = d["std"].fillna(0)
             ax.fill_between(d["k"], d["mean"] - std, d["mean"] + std, color=color, alpha=0.15, linewidth=0)
         ax.set_title(dataset)
@@ -48,7 +50,7 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
-    if title:
+    if title and datasets != [title]:
         fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.04 + 0.03 * (len(labels) > 6), 1, 1))
     out_stem = Path(out_stem)

@@ -1,0 +1,308 @@
+"""Reading dataset files and checking them against the registry.
+
+Every problem with a file is a :class:`fsbench.errors.DataError` whose message names the file,
+what is wrong, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fsbench.datasets.paths import cache_dir, data_dirs, locate, sha256_of
+from fsbench.datasets.registry import DatasetSpec, resolve
+from fsbench.errors import DataError
+
+__all__ = ["Dataset", "load", "read_files"]
+
+# (data, labels) variable names accepted in a .mat file, in order of preference.
+MAT_KEYS = (("X", "Y"), ("fea", "gnd"), ("data", "label"))
+CSV_LABEL_COLUMN = "class"
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A loaded dataset: X float64 (n, d) C-contiguous, y int64 codes 0..c-1 of ``classes``.
+
+    ``classes`` holds the original labels in sorted order (``classes[y]`` gives them back).
+    The arrays are read-only because loads are cached and shared.
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    classes: np.ndarray
+    spec: DatasetSpec
+
+
+def how_to_get(spec: DatasetSpec) -> str:
+    """The fix for a missing or bad file of ``spec``: fetch it, or where to get it by hand."""
+    if spec.downloadable:
+        return f"run 'fsbench datasets fetch {spec.name}'"
+    return f"see 'fsbench datasets info {spec.name}' for its source"
+
+
+def _bad(spec: DatasetSpec, where: str, problem: str) -> DataError:
+    err = DataError(f"{where} of dataset {spec.name!r} {problem}; replace it with the original "
+                    f"file ({how_to_get(spec)}).")
+    err.problem = problem  # the bare problem, reused by fetch's own message
+    return err
+
+
+def missing_message(spec: DatasetSpec, data_dir: str | Path | None) -> str:
+    files = ", ".join(f.name for f in spec.files)
+    searched = ", ".join(str(d) for d in data_dirs(data_dir))
+    if spec.downloadable:
+        fix = (f"run 'fsbench datasets fetch {spec.name}' or set FSBENCH_DATA / --data-dir to the "
+               "folder holding it")
+    else:
+        fix = (f"no download is known for it, so get it from {spec.source} and set FSBENCH_DATA / "
+               "--data-dir to the folder holding it")
+    return (f"Dataset {spec.name!r} needs {files}, found in none of the folders searched "
+            f"({searched}); {fix}.")
+
+
+# ----------------------------------------------------------------------------- file readers
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).strip()[:120]}"
+
+
+def _pick_keys(names: Sequence[str]) -> tuple[str, str] | None:
+    present = list(names)
+    lower = {n.lower(): n for n in present}
+    for x_key, y_key in MAT_KEYS:
+        if x_key in present and y_key in present:
+            return x_key, y_key
+    for x_key, y_key in MAT_KEYS:
+        if x_key.lower() in lower and y_key.lower() in lower:
+            return lower[x_key.lower()], lower[y_key.lower()]
+    return None
+
+
+def _missing_keys(spec: DatasetSpec, path: Path, names: Sequence[str]) -> DataError:
+    found = ", ".join(sorted(names)) or "none"
+    wanted = " or ".join(f"{x}/{y}" for x, y in MAT_KEYS)
+    return _bad(spec, str(path), f"has no data and label variables {wanted} (it holds: {found})")
+
+
+def _read_h5_variable(node: Any) -> Any:
+    """A MATLAB v7.3 variable: HDF5 stores MATLAB's column-major arrays transposed."""
+    import h5py
+    import scipy.sparse
+
+    if isinstance(node, h5py.Group) and "MATLAB_sparse" in node.attrs:
+        n_rows = int(node.attrs["MATLAB_sparse"])
+        jc = node["jc"][()]
+        data = node["data"][()] if "data" in node else np.ones(len(node["ir"]))
+        return scipy.sparse.csc_matrix((data, node["ir"][()], jc), shape=(n_rows, len(jc) - 1))
+    if not isinstance(node, h5py.Dataset):
+        raise TypeError(f"variable {node.name!r} is a {type(node).__name__}, not an array")
+    return np.asarray(node[()]).T
+
+
+def _read_mat(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
+    import h5py
+    import scipy.io
+
+    try:
+        if h5py.is_hdf5(path):  # MATLAB v7.3
+            with h5py.File(path, "r") as fh:
+                names = [k for k in fh if not k.startswith("#")]
+                keys = _pick_keys(names)
+                if keys is None:
+                    raise _missing_keys(spec, path, names)
+                return _read_h5_variable(fh[keys[0]]), _read_h5_variable(fh[keys[1]])
+        variables = scipy.io.loadmat(path)
+    except DataError:
+        raise
+    except Exception as exc:  # any parse failure means the file is damaged or not a .mat
+        problem = f"cannot be read as a MATLAB .mat file ({_reason(exc)})"
+        raise _bad(spec, str(path), problem) from exc
+    names = [k for k in variables if not k.startswith("__")]
+    keys = _pick_keys(names)
+    if keys is None:
+        raise _missing_keys(spec, path, names)
+    return variables[keys[0]], variables[keys[1]]
+
+
+def _read_semeion(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
+    try:
+        table = np.loadtxt(path, dtype=np.float64, ndmin=2)
+    except Exception as exc:
+        problem = f"cannot be read as UCI SEMEION text ({_reason(exc)})"
+        raise _bad(spec, str(path), problem) from exc
+    expected = spec.n_features + spec.n_classes  # pixels, then one-hot label columns
+    if table.shape[1] != expected:
+        raise _bad(spec, str(path), f"has {table.shape[1]} columns per line, expected {expected} "
+                                    f"({spec.n_features} pixels + {spec.n_classes} one-hot label "
+                                    "columns)")
+    onehot = table[:, spec.n_features:]
+    valid = np.isin(onehot, (0.0, 1.0)).all(axis=1) & (onehot.sum(axis=1) == 1)
+    if not valid.all():
+        line = int(np.flatnonzero(~valid)[0]) + 1
+        raise _bad(spec, str(path), f"has label columns that are not one-hot (line {line})")
+    return table[:, : spec.n_features], onehot.argmax(axis=1)
+
+
+def _read_csv(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except Exception as exc:
+        raise _bad(spec, str(path), f"cannot be read as CSV ({_reason(exc)})") from exc
+    columns = {str(c).strip().lower(): c for c in frame.columns}
+    if CSV_LABEL_COLUMN not in columns:
+        raise _bad(spec, str(path), f"has no label column {CSV_LABEL_COLUMN!r} in its header row")
+    label_col = columns[CSV_LABEL_COLUMN]
+    features = frame.drop(columns=[label_col])
+    try:
+        X = features.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise _bad(spec, str(path), "holds values that are not numbers") from exc
+    return X, frame[label_col].to_numpy()
+
+
+def _as_matrix(spec: DatasetSpec, where: str, X: Any) -> np.ndarray:
+    import scipy.sparse
+
+    if scipy.sparse.issparse(X):
+        X = X.toarray()
+    X = np.asarray(X)
+    if X.ndim != 2 or X.dtype.kind not in "biuf":
+        raise _bad(spec, where, f"holds data of shape {X.shape} and type {X.dtype}, not a numeric "
+                                "samples x features matrix")
+    return X.astype(np.float64, copy=False)
+
+
+def _as_labels(spec: DatasetSpec, where: str, labels: Any) -> np.ndarray:
+    import scipy.sparse
+
+    if scipy.sparse.issparse(labels):
+        labels = labels.toarray()
+    labels = np.asarray(labels)
+    if labels.ndim == 2 and 1 in labels.shape:
+        labels = labels.ravel()
+    if labels.ndim != 1:
+        raise _bad(spec, where, f"has labels of shape {labels.shape}, expected one per sample")
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        raise _bad(spec, where, "has missing (NaN) or infinite labels")
+    if labels.dtype.kind == "O":
+        labels = labels.astype(str)
+    return labels
+
+
+def read_files(spec: DatasetSpec, paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:
+    """Raw (X, labels) of a dataset's files; several files are stacked row-wise in order."""
+    reader = {"mat": _read_mat, "semeion": _read_semeion, "csv": _read_csv}.get(spec.format)
+    if reader is None:
+        raise ValueError(f"dataset {spec.name!r} has no file reader for format {spec.format!r}")
+    parts_X, parts_y = [], []
+    for path in paths:
+        X_raw, y_raw = reader(spec, Path(path))
+        X = _as_matrix(spec, str(path), X_raw)
+        y = _as_labels(spec, str(path), y_raw)
+        if parts_X and X.shape[1] != parts_X[0].shape[1]:
+            raise _bad(spec, str(path), f"has {X.shape[1]} features while {paths[0]} has "
+                                        f"{parts_X[0].shape[1]}")
+        parts_X.append(X)
+        parts_y.append(y)
+    if len(parts_X) == 1:
+        return parts_X[0], parts_y[0]
+    return np.vstack(parts_X), np.concatenate(parts_y)
+
+
+# ----------------------------------------------------------------------------- checks
+def check(spec: DatasetSpec, X: np.ndarray, labels: np.ndarray, where: str) -> Dataset:
+    """Check X and labels against ``spec`` and return the read-only Dataset."""
+    expected = (spec.n_samples, spec.n_features)
+    if X.shape != expected:
+        hint = " (it looks transposed: samples must be rows)" if X.shape == expected[::-1] else ""
+        raise _bad(spec, where, f"has shape {X.shape[0]} x {X.shape[1]}, expected {expected[0]} x "
+                                f"{expected[1]} (samples x features){hint}")
+    if len(labels) != X.shape[0]:
+        raise _bad(spec, where, f"has {X.shape[0]} samples but {len(labels)} labels")
+    classes, y = np.unique(labels, return_inverse=True)
+    if len(classes) != spec.n_classes:
+        raise _bad(spec, where, f"has {len(classes)} classes, expected {spec.n_classes}")
+    sizes = np.bincount(y, minlength=len(classes))
+    if spec.class_sizes is not None and sorted(sizes.tolist()) != sorted(spec.class_sizes):
+        found = "/".join(map(str, sizes))
+        raise _bad(spec, where, f"has class sizes {found}, expected "
+                                f"{'/'.join(map(str, spec.class_sizes))}")
+    finite = np.isfinite(X)
+    if not finite.all():
+        n_nan = int(np.isnan(X).sum())
+        n_inf = int((~finite).sum()) - n_nan
+        row, col = (int(v) for v in np.argwhere(~finite)[0])
+        raise _bad(spec, where, f"contains {n_nan} NaN and {n_inf} infinite values (first at "
+                                f"sample {row}, feature {col}) and fsbench does not impute")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.int64).reshape(-1)
+    for arr in (X, y, classes):
+        arr.flags.writeable = False
+    return Dataset(name=spec.name, X=X, y=y, classes=classes, spec=spec)
+
+
+def _where(paths: Sequence[Path]) -> str:
+    if len(paths) == 1:
+        return str(paths[0])
+    return f"the {len(paths)} files {', '.join(p.name for p in paths)} in {paths[0].parent}"
+
+
+@functools.lru_cache(maxsize=8)
+def _load_files(spec: DatasetSpec, stamp: tuple[tuple[str, int, int], ...],
+                verify: bool) -> Dataset:
+    paths = [Path(s[0]) for s in stamp]
+    if verify:
+        for f, path in zip(spec.files, paths, strict=True):
+            if f.sha256 is None:
+                continue
+            digest = sha256_of(path)
+            if digest != f.sha256.lower():
+                raise DataError(
+                    f"{path} differs from the registered copy of dataset {spec.name!r} (its "
+                    f"sha256 checksum is {digest[:12]}... instead of {f.sha256[:12]}...); delete "
+                    f"or replace it with the original file ({how_to_get(spec)}, which downloads "
+                    f"into {cache_dir()}, then point FSBENCH_DATA / --data-dir away from this "
+                    "copy)."
+                )
+    X, labels = read_files(spec, paths)
+    return check(spec, X, labels, _where(paths))
+
+
+@functools.lru_cache(maxsize=2)
+def _load_builtin(spec: DatasetSpec) -> Dataset:
+    if spec.format != "sklearn":
+        raise ValueError(f"dataset {spec.name!r} has no files and format {spec.format!r}")
+    from sklearn.datasets import load_digits
+
+    X, labels = load_digits(return_X_y=True)
+    return check(spec, np.asarray(X, dtype=np.float64), labels, "scikit-learn's bundled copy")
+
+
+def load(name: str | DatasetSpec, data_dir: str | Path | None = None, *,
+         verify: bool = True) -> Dataset:
+    """Load a dataset by name or alias (or a spec), checked against the registry.
+
+    Files are searched in :func:`data_dirs` (``data_dir`` or $FSBENCH_DATA, then the user cache).
+    With ``verify`` the sha256 of every file with a registered checksum is compared first. Then
+    shape, class count, class sizes (where registered) and finiteness are checked; any failure is
+    a DataError naming the problem and its fix. Loads are cached per file path, mtime and size.
+    """
+    spec = name if isinstance(name, DatasetSpec) else resolve(name)
+    if not spec.files:
+        return _load_builtin(spec)
+    paths = locate(spec, data_dir)
+    if paths is None:
+        raise DataError(missing_message(spec, data_dir))
+    stamp = []
+    for p in paths:
+        st = p.stat()
+        stamp.append((str(p.resolve()), st.st_mtime_ns, st.st_size))
+    return _load_files(spec, tuple(stamp), verify)
