@@ -1,0 +1,177 @@
+"""A paper's table regenerated from our runs, beside the printed values, and judged.
+
+The reproduction rule, fixed here and stated in every report. What a paper printed is one
+estimate with its own noise; a cell reproduces when the printed value lies within two
+standard errors of ours, the standard error matching what was printed:
+
+- a mean over n random splits with its std (DSO-FS): the difference of the two means,
+  se = sqrt(sd_ours^2 / R + sd_printed^2 / n);
+- a single split (SL2P): the spread of single-split accuracies, se = sd_ours over our R splits;
+- a k-fold cross-validated accuracy (RFS): the spread of cross-validated accuracies,
+  se = sd_ours over our R repetitions of the k-fold CV.
+
+For every cell we report the delta (ours - printed, in points), z = delta / se, and the delta
+in test samples (delta / 100 x the size of one test set; for k-fold CV the whole dataset), and
+count the cells with |z| <= 2 and those within one test sample.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from fsbench.papers import PrintedTable
+from fsbench.report.tables import per_repeat
+
+Z_REPRODUCES = 2.0
+
+
+def standard_error(estimate: str, ours_std: float, n_repeats: int, printed_std: float | None, n_printed: int) -> float:
+    """The standard error the reproduction rule uses for one cell (see the module docstring)."""
+    if estimate == "mean_of_splits":
+        printed_var = (printed_std or 0.0) ** 2 / n_printed
+        return math.sqrt(ours_std**2 / n_repeats + printed_var)
+    return ours_std
+
+
+def compare_table(table: PrintedTable, runs: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per printed cell: printed, ours, delta, z, delta in samples, reproduces, notes."""
+    rows = []
+    reps = per_repeat(runs) if runs is not None and len(runs) else None
+    for cell in table.cells:
+        row = {"table": table.name, "dataset": cell.dataset, "method": cell.method, "k": cell.k,
+               "printed": cell.value, "printed_std": cell.std, "ours": np.nan, "ours_std": np.nan,
+               "n_repeats": 0, "delta": np.nan, "se": np.nan, "z": np.nan, "delta_samples": np.nan,
+               "reproduces": None, "within_one_sample": None, "status": "not run", "note": ""}
+        if reps is None or cell.dataset not in set(reps["dataset"]):
+            row["note"] = "dataset not available"
+            rows.append(row)
+            continue
+        mine = reps[(reps["dataset"] == cell.dataset) & (reps["selector"] == cell.method) & (reps["k"] == cell.k)]
+        if mine.empty:
+            row["note"] = "method or k not run"
+            rows.append(row)
+            continue
+        acc = 100.0 * mine["accuracy"].to_numpy()
+        n_test = _test_size(runs, cell.dataset, cell.method, cell.k)
+        ours_std = float(np.std(acc, ddof=1)) if acc.size > 1 else float("nan")
+        se = standard_error(table.paper.estimate, ours_std, acc.size, cell.std, table.paper.n_trials)
+        delta = float(acc.mean() - cell.value)
+        row.update(ours=float(acc.mean()), ours_std=ours_std, n_repeats=int(acc.size), delta=delta, se=se,
+                   z=delta / se if se and se > 0 else (0.0 if delta == 0 else np.inf * np.sign(delta)),
+                   delta_samples=delta / 100.0 * n_test, status="ok")
+        row["reproduces"] = bool(abs(row["z"]) <= Z_REPRODUCES)
+        row["within_one_sample"] = bool(abs(row["delta_samples"]) <= 1.0 + 1e-9)
+        ill = _ill_posed(runs, cell.dataset, cell.method)
+        if ill:
+            row["status"], row["note"] = "ill-posed", ill
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _test_size(runs: pd.DataFrame, dataset: str, method: str, k: int) -> float:
+    """Samples behind one printed accuracy: one test set, or all folds of one CV repetition."""
+    mine = runs[(runs["dataset"] == dataset) & (runs["selector"] == method) & (runs["k"] == k)]
+    return float(mine.groupby("repeat")["n_test"].sum().mean())
+
+
+def _ill_posed(runs: pd.DataFrame, dataset: str, method: str) -> str:
+    mine = runs[(runs["dataset"] == dataset) & (runs["selector"] == method)].drop_duplicates(["repeat", "fold"])
+    notes = []
+    for column, text in (("diag_feasible", "constraints infeasible"), ("diag_collapsed", "W collapsed"),
+                         ("diag_all_tied", "all scores tied")):
+        if column not in mine:
+            continue
+        flags = mine[column].astype("boolean")
+        bad = int((~flags).sum()) if column == "diag_feasible" else int(flags.sum())
+        if bad:
+            notes.append(f"{text} in {bad}/{len(mine)} splits")
+    return "; ".join(notes)
+
+
+def paired_margin(runs: pd.DataFrame, dataset: str, k: int, method: str, others: list[str]) -> dict:
+    """Is ``method`` the best on ``dataset`` at k, and is its margin over the runner-up beyond noise?
+
+    Paired over repetitions (same splits for every selector): the mean difference to the best
+    other method, a paired t-test and a Wilcoxon signed-rank test (two-sided) on the per-repeat
+    accuracies.
+    """
+    reps = per_repeat(runs[(runs["dataset"] == dataset) & (runs["k"] == k)])
+    wide = reps.pivot(index="repeat", columns="selector", values="accuracy") * 100
+    present = [m for m in others if m in wide.columns]
+    if method not in wide.columns or not present:
+        return {"dataset": dataset, "k": k, "best": None}
+    means = wide[[method, *present]].mean()
+    runner_up = means.drop(method).idxmax()
+    diff = wide[method] - wide[runner_up]
+    t_p = stats.ttest_rel(wide[method], wide[runner_up]).pvalue if diff.std() > 0 else (0.0 if diff.mean() else 1.0)
+    try:
+        w_p = stats.wilcoxon(diff).pvalue if (diff != 0).any() else 1.0
+    except ValueError:
+        w_p = float("nan")
+    return {"dataset": dataset, "k": k, "best": means.idxmax(), "method_mean": float(means[method]),
+            "runner_up": runner_up, "runner_up_mean": float(means[runner_up]), "margin": float(diff.mean()),
+            "t_pvalue": float(t_p), "wilcoxon_pvalue": float(w_p), "n_repeats": int(diff.size),
+            "is_best": bool(means.idxmax() == method), "significant": bool(diff.mean() > 0 and t_p < 0.05)}
+
+
+def format_paper_table(table: PrintedTable, comparison: pd.DataFrame, fmt: str = "markdown") -> str:
+    """Each cell "ours ± sd (printed, delta)"; the best per row bold among ours, starred among printed."""
+    if fmt == "csv":
+        return comparison.to_csv(index=False, float_format="%.4f")
+    lines = []
+    for k in table.ks:
+        part = comparison[comparison["k"] == k]
+        header = ["dataset"] + [title for _, title in table.column_titles]
+        body = []
+        for dataset, title in table.row_titles:
+            row = part[part["dataset"] == dataset].set_index("method")
+            best_ours = row["ours"].max() if row["ours"].notna().any() else None
+            best_printed = row["printed"].max()
+            cells = [title]
+            for method, _ in table.column_titles:
+                c = row.loc[method]
+                printed = f"{c.printed:g}" + ("*" if c.printed == best_printed else "")
+                if c.status == "not run":
+                    cells.append(f"not run: {c.note} ({printed})")
+                    continue
+                ours = f"{c.ours:.2f}" + (f" ± {c.ours_std:.2f}" if not pd.isna(c.ours_std) else "")
+                if best_ours is not None and c.ours == best_ours:
+                    ours = f"**{ours}**" if fmt == "markdown" else rf"\textbf{{{ours}}}"
+                text = f"{ours} ({printed}, {c.delta:+.2f})"
+                if c.status == "ill-posed":
+                    text += f" [ill-posed: {c.note}]"
+                cells.append(text)
+            body.append(cells)
+        caption = (f"{table.paper.key} {table.name}, top {k} features: ours mean ± sd over our repetitions "
+                   "(printed, ours - printed); bold: our best in the row; *: the paper's best in the row.")
+        if fmt == "markdown":
+            lines.append(caption + "\n")
+            lines.append("| " + " | ".join(header) + " |")
+            lines.append("|" + "---|" * len(header))
+            lines += ["| " + " | ".join(cells) + " |" for cells in body]
+            lines.append("")
+        else:
+            def tex(s: str) -> str:
+                return s.replace("_", r"\_").replace("%", r"\%").replace("±", r"$\pm$")
+
+            lines += [r"\begin{table}[t]", r"\centering", rf"\caption{{{tex(caption)}}}",
+                      r"\resizebox{\linewidth}{!}{\begin{tabular}{l" + "c" * (len(header) - 1) + "}",
+                      r"\toprule", " & ".join(tex(h) for h in header) + r" \\", r"\midrule"]
+            lines += [" & ".join(tex(c) for c in cells) + r" \\" for cells in body]
+            lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def reproduction_summary(comparison: pd.DataFrame) -> dict[str, float | int]:
+    """Share of the cells that ran which reproduce (|z| <= 2) and which lie within one test sample."""
+    ran = comparison[comparison["status"] != "not run"]
+    n = len(ran)
+    return {"cells": len(comparison), "ran": n,
+            "reproduce": int(ran["reproduces"].sum()) if n else 0,
+            "share_reproduce": float(ran["reproduces"].mean()) if n else float("nan"),
+            "within_one_sample": int(ran["within_one_sample"].sum()) if n else 0,
+            "share_within_one_sample": float(ran["within_one_sample"].mean()) if n else float("nan")}

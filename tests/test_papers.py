@@ -1,0 +1,87 @@
+"""The printed tables as data, the forensics of printed values, and the reproduction rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fsbench.papers import DSO_FS_TABLE1, RFS_TABLE1, SL2P_TABLE2, SL2P_TABLE3, TABLES
+from fsbench.papers.forensics import consistent_test_sizes, implied_test_sizes
+from fsbench.report.paper import compare_table, paired_margin, reproduction_summary, standard_error
+
+# The RFS paper's printed Average row (DESIGN.md): an independent check of the transcription.
+RFS_AVERAGE = {20: [80.09, 81.04, 79.29, 87.09, 85.78, 91.48], 80: [85.81, 87.18, 83.25, 89.10, 87.0, 92.02]}
+
+
+def test_rfs_table_agrees_with_the_printed_average_row():
+    for k, averages in RFS_AVERAGE.items():
+        for (method, _), printed in zip(RFS_TABLE1.column_titles, averages, strict=True):
+            values = [c.value for c in RFS_TABLE1.cells if c.k == k and c.method == method]
+            assert len(values) == 6
+            assert np.mean(values) == pytest.approx(printed, abs=0.05)
+
+
+def test_every_table_is_complete():
+    for tables in TABLES.values():
+        for table in tables:
+            n = len(table.row_titles) * len(table.column_titles) * len(table.ks)
+            assert len(table.cells) == n
+            assert len({(c.dataset, c.method, c.k) for c in table.cells}) == n
+    assert DSO_FS_TABLE1.value("cll-sub-111", "dso", 100).std == 6.60
+
+
+def test_consistent_test_sizes_by_hand():
+    # 2/3 = 66.6667 and 1/3 = 33.3333 are fractions of 3, 6, 9, ... but 50 is not a third
+    assert consistent_test_sizes([66.6667, 33.3333], 12) == [3, 6, 9, 12]
+    assert consistent_test_sizes([66.6667, 33.3333, 50.0], 12) == [6, 12]
+
+
+def test_sl2p_printed_values_imply_test_sets_other_than_half():
+    sizes = implied_test_sizes([SL2P_TABLE2, SL2P_TABLE3],
+                               {"brain-tumor-2": 50, "glioma": 50, "mll": 72, "srbct": 83})
+    assert sizes == {"brain-tumor-2": [28], "glioma": [36], "mll": [51], "srbct": [63]}
+
+
+def _runs(dataset, method, k, accuracies, n_test):
+    return pd.DataFrame({"dataset": dataset, "selector": method, "k": k, "repeat": range(len(accuracies)),
+                         "fold": 0, "n_test": n_test,
+                         "n_correct": [round(a * n_test / 100) for a in accuracies],
+                         "accuracy": [round(a * n_test / 100) / n_test for a in accuracies]})
+
+
+def test_standard_errors_follow_what_was_printed():
+    assert standard_error("single_split", 5.0, 10, None, 1) == 5.0
+    assert standard_error("cv_mean", 2.0, 10, None, 1) == 2.0
+    assert standard_error("mean_of_splits", 3.0, 9, 4.0, 16) == pytest.approx(np.sqrt(1 + 1))
+
+
+def test_compare_single_split_cell():
+    # GLIOMA, SL2P at k = 20 printed 80.5556; our ten splits of 25 test samples
+    accs = [80, 72, 88, 76, 84, 80, 72, 88, 76, 84]
+    runs = _runs("glioma", "sl2p", 20, accs, 25)
+    table = compare_table(SL2P_TABLE2, runs)
+    cell = table[(table.dataset == "glioma") & (table.method == "sl2p")].iloc[0]
+    sd = np.std(accs, ddof=1)
+    assert cell.ours == pytest.approx(80.0) and cell.se == pytest.approx(sd)
+    assert cell.z == pytest.approx((80.0 - 80.5556) / sd)
+    assert cell.delta_samples == pytest.approx((80.0 - 80.5556) / 100 * 25)
+    assert cell.reproduces and cell.within_one_sample
+    other = table[(table.dataset == "lung")].iloc[0]
+    assert other.status == "not run" and other.note == "dataset not available"
+    summary = reproduction_summary(table)
+    assert summary["ran"] == 1 and summary["reproduce"] == 1
+
+
+def test_a_far_cell_does_not_reproduce():
+    runs = _runs("glioma", "sl2p", 20, [50, 52, 48, 50, 50, 52, 48, 50], 25)
+    cell = compare_table(SL2P_TABLE2, runs).query("dataset == 'glioma' and method == 'sl2p'").iloc[0]
+    assert cell.z < -2 and not cell.reproduces and not cell.within_one_sample
+
+
+def test_paired_margin():
+    a = _runs("glioma", "sl2p", 20, [80, 84, 88, 76, 80, 84], 25)
+    b = _runs("glioma", "fisher", 20, [60, 64, 68, 56, 64, 60], 25)
+    out = paired_margin(pd.concat([a, b]), "glioma", 20, "sl2p", ["fisher"])
+    assert out["is_best"] and out["runner_up"] == "fisher" and out["margin"] == pytest.approx(20.0)
+    assert out["significant"] and out["t_pvalue"] < 1e-3
