@@ -105,18 +105,35 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
 
 
 @main.command()
-@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.argument("results_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--k", "k", type=int, default=None, help="Number of selected features (default: the largest run).")
+@click.option("--paper", type=click.Choice(["rfs", "dso-fs", "sl2p"]), default=None,
+              help="Regenerate this paper's table(s) beside the printed values "
+                   "(RESULTS_DIR defaults to results/papers/PAPER).")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "csv", "latex"]), default="markdown",
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the table to this file instead of printing it.")
-def table(results_dir: Path, k: int | None, fmt: str, output: Path | None) -> None:
-    """Mean ± std test accuracy per dataset x selector at k selected features."""
+def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, output: Path | None) -> None:
+    """Mean ± std test accuracy per dataset x selector at k selected features.
+
+    With --paper, each cell of the paper's table reads "ours (printed, ours - printed)", with
+    the reproduction rule's verdicts (see results/papers/REPORT.md).
+    """
     from fsbench.report import format_table
     from fsbench.store import load_runs
 
-    text = format_table(load_runs(results_dir), k, fmt)
+    if paper is None:
+        if results_dir is None:
+            raise FsbenchError("Give a RESULTS_DIR (for example results/quickstart) or --paper NAME.")
+        text = format_table(load_runs(results_dir), k, fmt)
+    else:
+        from fsbench.papers import TABLES
+        from fsbench.report.paper import compare_table, format_paper_table
+
+        runs = load_runs(results_dir or Path("results") / "papers" / paper)
+        parts = [format_paper_table(t, compare_table(t, runs), fmt) for t in TABLES[paper]]
+        text = "\n".join(parts)
     if output:
         output.write_text(text)
         click.echo(f"wrote {output}", err=True)
