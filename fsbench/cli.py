@@ -55,8 +55,11 @@ _data_dir_option = click.option(
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results folder (default: results/<experiment name>).")
 @click.option("--force", is_flag=True, help="Discard earlier results in the folder and recompute everything.")
+@click.option("--skip-missing", is_flag=True,
+              help="Leave out datasets whose files are not found (and say so) instead of stopping.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | None, force: bool, quiet: bool) -> None:
+def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | None, force: bool,
+        skip_missing: bool, quiet: bool) -> None:
     """Run the experiment described by the YAML file CONFIG.
 
     Every task (dataset x split x selector) is saved as soon as it finishes, so an interrupted
@@ -89,13 +92,16 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
 
     try:
         result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
-                                on_start=on_start, on_task_done=on_task_done)
+                                skip_missing=skip_missing, on_start=on_start, on_task_done=on_task_done)
     except KeyboardInterrupt:
         click.echo("\nInterrupted: finished tasks are saved; run the same command again to resume.", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
         if "bar" in bar:
             bar["bar"].__exit__(None, None, None)
+    if result.skipped:
+        click.echo(f"Skipped (files not found): {', '.join(result.skipped)}; "
+                   "'fsbench datasets fetch NAME' gets them.", err=True)
     table = format_table(result.runs, None, "markdown")
     (result.out_dir / "table.md").write_text(table)
     plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)

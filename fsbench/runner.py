@@ -72,6 +72,7 @@ class RunResult:
     n_tasks: int
     n_resumed: int
     seconds: float
+    skipped: tuple[str, ...] = ()  # datasets without files, left out under skip_missing
 
 
 def plan(experiment: Experiment, data: dict[str, Any]) -> list[Task]:
@@ -82,7 +83,7 @@ def plan(experiment: Experiment, data: dict[str, Any]) -> list[Task]:
     """
     tasks = []
     needs_inner = experiment.classifier.tuned or any(s.grid for s in experiment.selectors)
-    for name in experiment.datasets:
+    for name in (n for n in experiment.datasets if n in data):
         X, y = data[name].X, data[name].y
         if max(experiment.n_features) > X.shape[1]:
             raise FsbenchError(
@@ -105,23 +106,33 @@ def run_experiment(
     data_dir: str | Path | None = None,
     n_jobs: int | None = None,
     force: bool = False,
+    skip_missing: bool = False,
     on_start: Callable[[int, int], None] | None = None,
     on_task_done: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run (or resume) an experiment and write its results to ``out_dir``.
 
     ``data`` may hold already loaded datasets; missing ones are loaded with
-    :func:`fsbench.datasets.load`. ``on_start(n_pending, n_total)`` and ``on_task_done(task_id)``
-    report progress. Everything is validated before the first file is written.
+    :func:`fsbench.datasets.load`. With ``skip_missing``, datasets whose files are not found
+    are left out (and listed in the result and in config.yaml) instead of stopping the run.
+    ``on_start(n_pending, n_total)`` and ``on_task_done(task_id)`` report progress.
+    Everything is validated before the first file is written.
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     data = dict(data or {})
+    skipped = []
     for name in experiment.datasets:
         if name not in data:
-            from fsbench.datasets import load
+            from fsbench.datasets import load, locate
 
+            if skip_missing and locate(name, data_dir) is None:
+                skipped.append(name)
+                continue
             data[name] = load(name, data_dir)
+    if len(skipped) == len(experiment.datasets):
+        raise FsbenchError(f"None of the datasets {', '.join(skipped)} was found; fetch them with "
+                           "'fsbench datasets fetch NAME' or set FSBENCH_DATA.")
     tasks = plan(experiment, data)
     fingerprint = experiment.fingerprint()
 
@@ -138,7 +149,7 @@ def run_experiment(
         )
     elif previous is None and (out_dir / TASKS_DIR).is_dir():
         raise FsbenchError(f"{str(out_dir)!r} holds task files without a config.yaml; pass --force to replace them.")
-    write_config(out_dir, experiment.to_dict(), fingerprint)
+    write_config(out_dir, {**experiment.to_dict(), "skipped_datasets": skipped}, fingerprint)
 
     done = finished_tasks(out_dir)
     pending = [t for t in tasks if t.id not in done]
@@ -160,7 +171,8 @@ def run_experiment(
 
     rows = read_tasks(out_dir, [t.id for t in tasks])
     runs = write_runs(out_dir, rows)
-    return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started)
+    return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
+                     tuple(skipped))
 
 
 # ----------------------------------------------------------------------------- one task
