@@ -505,11 +505,10 @@ def _check_params(r: _Reader, cls: type, params: dict[str, Any], node: Located, 
             ok = isinstance(value, str)
         if not ok:
             r.fail(node, f"{path}.{key}", f"expected {expected.__name__}, got {_describe(value)}.")
-    if hasattr(cls, "_parameter_constraints"):
-        try:
-            cls(**out)._validate_params()
-        except (ValueError, TypeError) as exc:
-            r.fail(node, path, f"invalid parameters {out}: {exc}")
+    try:
+        cls(**out).check_params()
+    except (ValueError, TypeError) as exc:
+        r.fail(node, path, str(exc).rstrip("."))
     return out
 
 

@@ -178,3 +178,15 @@ def test_duplicate_key_rejected():
 def test_lines_are_tracked_through_nested_values():
     root = load_yaml("a:\n  b:\n    - 1\n    - x: 2\n")
     assert root.value["a"].value["b"].value[1].value["x"].line == 4
+
+
+def test_invalid_selector_parameter_value_is_rejected_before_running():
+    text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: relieff\n    params: {n_neighbors: 0}")
+    reject(text, "exp.yaml:10", "selectors[0].params", "n_neighbors=0")
+    text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: mrmr\n    grid: {criterion: [mid, miz]}")
+    reject(text, "selectors[0].grid", "miz")
+
+
+def test_integral_float_for_an_integer_parameter():
+    text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: relieff\n    params: {n_neighbors: 1e1}")
+    assert parse(text).selectors[0].params_dict == {"n_neighbors": 10}

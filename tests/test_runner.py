@@ -120,3 +120,14 @@ def test_plan_is_dataset_x_split_x_selector(digits):
 
 def test_no_task_files_means_nothing_finished(tmp_path):
     assert finished_tasks(tmp_path / "missing") == set()
+
+
+def test_selector_grid_is_tuned_on_the_training_part_and_recorded(tmp_path, digits):
+    selectors = "[{name: relieff, label: rf, grid: {n_neighbors: [1, 5]}}, fisher]"
+    runs = run_experiment(_experiment(selectors=selectors), tmp_path, data=digits, n_jobs=1).runs
+    chosen = runs[runs.selector == "rf"]["params"].map(lambda s: __import__("json").loads(s)["n_neighbors"])
+    assert set(chosen) <= {1, 5}
+    # one choice per task: every k of a task shares it
+    assert (runs[runs.selector == "rf"].groupby(["repeat", "fold"])["params"].nunique() == 1).all()
+    # 3 trials x (2 grid points x 3 inner folds + the final fit) for relieff, 3 fits of fisher
+    assert len(list((tmp_path / "cache" / "rankings").glob("*.npz"))) == 3 * (2 * 3 + 1) + 3

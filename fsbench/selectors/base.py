@@ -61,7 +61,15 @@ class BaseSelector(SelectorMixin, BaseEstimator):
     def __init__(self, n_features_to_select: int = 10):
         self.n_features_to_select = n_features_to_select
 
+    def check_params(self) -> None:
+        """Raise ValueError for an invalid hyper-parameter value.
+
+        ``fit`` calls it first, and fsbench calls it when it validates a config, so a bad value
+        is reported before anything runs. Subclasses with constraints override it.
+        """
+
     def fit(self, X: Any, y: Any) -> BaseSelector:
+        self.check_params()
         X, y_coded, classes = validate_Xy(X, y)
         self.n_features_in_ = X.shape[1]
         self.classes_ = classes
