@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from fsbench.errors import ConfigError
+from fsbench.selectors.base import BaseSelector
 
 DISCRETIZATIONS = ("mean_std", "quantile")
 
@@ -149,3 +150,27 @@ def mutual_info_from_joint(joint: np.ndarray) -> np.ndarray:
     h_ab = entropy_from_counts(joint, axis=(-2, -1))
     return np.maximum(h_a + h_b - h_ab, 0.0)
 
+
+
+class DiscretizingSelector(BaseSelector):
+    """Base of the selectors that score discretized features (chi2, infogain).
+
+    Subclasses implement ``_score(codes, n_states, y, n_classes)``.
+    """
+
+    def __init__(self, n_features_to_select: int = 10, discretize: str = "mean_std",
+                 std_factor: float = 1.0, n_bins: int = 3):
+        super().__init__(n_features_to_select)
+        self.discretize = discretize
+        self.std_factor = std_factor
+        self.n_bins = n_bins
+
+    def check_params(self) -> None:
+        check_discretization(self.discretize, self.std_factor, self.n_bins)
+
+    def _fit(self, X, y, classes):
+        codes, n_states = discretize(X, self.discretize, self.std_factor, self.n_bins)
+        return self._score(codes, n_states, y, classes.size)
+
+    def _score(self, codes: np.ndarray, n_states: int, y: np.ndarray, n_classes: int) -> np.ndarray:
+        raise NotImplementedError

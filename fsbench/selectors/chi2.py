@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsbench.selectors import register
-from fsbench.selectors._discretize import check_discretization, contingency, discretize
-from fsbench.selectors.base import BaseSelector
+from fsbench.selectors._discretize import DiscretizingSelector, contingency
 
 
 def chi2_from_counts(counts: np.ndarray) -> np.ndarray:
@@ -23,7 +22,7 @@ def chi2_from_counts(counts: np.ndarray) -> np.ndarray:
 
 
 @register("chi2")
-class ChiSquare(BaseSelector):
+class ChiSquare(DiscretizingSelector):
     """Chi-square: Pearson's statistic of the (discretized feature x class) contingency table.
 
     Each feature is first discretized (``discretize``: ``"mean_std"``, 3 states at mean +-
@@ -37,16 +36,5 @@ class ChiSquare(BaseSelector):
     per-state values are summed).
     """
 
-    def __init__(self, n_features_to_select: int = 10, discretize: str = "mean_std",
-                 std_factor: float = 1.0, n_bins: int = 3):
-        super().__init__(n_features_to_select)
-        self.discretize = discretize
-        self.std_factor = std_factor
-        self.n_bins = n_bins
-
-    def check_params(self) -> None:
-        check_discretization(self.discretize, self.std_factor, self.n_bins)
-
-    def _fit(self, X, y, classes):
-        codes, n_states = discretize(X, self.discretize, self.std_factor, self.n_bins)
-        return chi2_from_counts(contingency(codes, n_states, y, classes.size))
+    def _score(self, codes, n_states, y, n_classes):
+        return chi2_from_counts(contingency(codes, n_states, y, n_classes))
