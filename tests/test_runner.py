@@ -131,3 +131,26 @@ def test_selector_grid_is_tuned_on_the_training_part_and_recorded(tmp_path, digi
     assert (runs[runs.selector == "rf"].groupby(["repeat", "fold"])["params"].nunique() == 1).all()
     # 3 trials x (2 grid points x 3 inner folds + the final fit) for relieff, 3 fits of fisher
     assert len(list((tmp_path / "cache" / "rankings").glob("*.npz"))) == 3 * (2 * 3 + 1) + 3
+
+
+def test_every_registered_selector_runs_through_the_pipeline(tmp_path):
+    """Each selector, from a config, on one small split: a full ranking and sane rows."""
+    from fsbench.selectors import registry
+
+    X, y = load_digits(return_X_y=True)
+    keep = np.flatnonzero(y < 3)[:60]
+    data = {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
+    names = sorted(registry())
+    text = f"""
+name: every
+datasets: [digits]
+protocol: {{kind: holdout, train_size: 0.6, n_trials: 1}}
+selectors: [{", ".join(names)}]
+classifier: {{name: linear_svm, C: 1}}
+n_features: [5, 20]
+"""
+    exp = parse_experiment(text, "every.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
+    runs = run_experiment(exp, tmp_path, data=data, n_jobs=1).runs
+    assert sorted(runs.selector.unique()) == names
+    assert len(runs) == 2 * len(names)
+    assert runs.accuracy.between(0, 1).all() and (runs.n_test == 24).all()
