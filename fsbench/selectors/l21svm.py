@@ -108,6 +108,8 @@ class L21SVM(BaseSelector):
         self.objective_ = np.asarray(objective)
         self.n_iter_ = len(objective)
         obj = self.objective_
+        finite_gaps = np.asarray(gaps)[np.isfinite(gaps)]  # NaN: LIBLINEAR, uncertified
+        inner_ok = bool(np.all(finite_gaps <= 100 * self.inner_tol))
         rises = (obj[1:] - obj[:-1]) / np.maximum(np.abs(obj[1:]), np.finfo(float).tiny)
         zero = not np.isfinite(log_norm).any()
         self.diagnostics_ = {
@@ -116,8 +118,17 @@ class L21SVM(BaseSelector):
             "n_objective_rises": int(np.sum(rises > 0)),
             "max_objective_rise": float(max(rises.max(initial=0.0), 0.0)),
             "max_inner_gap": float(np.max(gaps)),
+            "inner_converged": inner_ok,
             "inner_solver": ",".join(sorted(methods)),
         }
+        if not inner_ok:
+            warnings.warn(
+                f"l21svm: an SVM step stopped at a relative duality gap of "
+                f"{np.nanmax(gaps):.2g} (inner_tol={self.inner_tol}, a nearly singular kernel); "
+                "the objective may rise by as much.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         if zero:
             warnings.warn(
                 "l21svm: W = 0, every feature ties; increase C.",

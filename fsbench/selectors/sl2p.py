@@ -63,7 +63,8 @@ class SL2P(BaseSelector):
     ``w_negligible`` (|x_i^T w_k| < 1e-6 for all i, k: the features play no role),
     ``n_support`` (theta_v > 1e-12), ``C_effective``, ``converged``, ``n_objective_rises``,
     ``max_objective_rise`` and ``max_inner_gap`` (both relative to J); a degenerate result
-    warns with ``DegenerateWeightsWarning``.
+    warns with ``DegenerateWeightsWarning``; ``inner_converged`` is False (and a
+    ``ConvergenceWarning`` is raised) if an SVM step ended above 100 * ``inner_tol``.
     """
 
     def __init__(
@@ -157,6 +158,8 @@ class SL2P(BaseSelector):
         self.objective_ = np.asarray(objective)
         self.n_iter_ = len(objective)
         obj = self.objective_
+        finite_gaps = np.asarray(gaps)[np.isfinite(gaps)]  # NaN: LIBLINEAR, uncertified
+        inner_ok = bool(np.all(finite_gaps <= 100 * self.inner_tol))
         rises = (obj[1:] - obj[:-1]) / np.maximum(np.abs(obj[1:]), np.finfo(float).tiny)
         positive = log_theta[np.isfinite(log_theta)]
         all_tied = zero_w or bool(positive.size > 1 and np.ptp(positive) == 0.0)
@@ -170,8 +173,17 @@ class SL2P(BaseSelector):
             "n_objective_rises": int(np.sum(rises > 0)),
             "max_objective_rise": float(max(rises.max(initial=0.0), 0.0)),
             "max_inner_gap": float(np.max(gaps)),
+            "inner_converged": inner_ok,
             "inner_solver": ",".join(sorted(methods)),
         }
+        if not inner_ok:
+            warnings.warn(
+                f"{type(self).__name__}: an SVM step stopped at a relative duality gap of "
+                f"{np.nanmax(gaps):.2g} (inner_tol={self.inner_tol}, a nearly singular kernel); "
+                "the objective may rise by as much.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         if all_tied or w_negligible:
             warnings.warn(
                 f"{type(self).__name__}: the SVM weights are "
