@@ -1,0 +1,566 @@
+"""Exact active-set solvers for the sign-constrained least-squares steps of DSO-FS.
+
+Two problems, both solved by Lawson & Hanson's active-set method (Solving Least Squares
+Problems, 1974, ch. 23), which ends at an exact KKT point after finitely many pivots and can be
+warm-started from the previous reweighting iteration's solution:
+
+- :func:`nnqp`: min 1/2 x^T H x - f^T x s.t. x >= 0 (optionally e^T x = 0), dense PSD H. This is
+  the dual of a hard-margin problem min sum_i w_i^2 / pi_i s.t. y * (X w + o) >= 1 (with e = y
+  when the bias is not penalized); its size is the number of samples.
+- :func:`nnls_columns`: for each column j, min_{z >= 0} ||F diag(s_j) z + b_j|| with one wide
+  matrix F (r x m, full row rank, r < m) shared by the columns. The columns advance in
+  lockstep so that the gradients of all columns cost one matrix product; each column keeps a
+  QR factorization of its passive columns, updated by Gram-Schmidt (insert) and a small QR of
+  the trailing block (delete).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+_EPS = np.finfo(float).eps
+
+
+class QPError(RuntimeError):
+    """The sign-constrained subproblem is unbounded (primal infeasible) or did not terminate."""
+
+
+# ----------------------------------------------------------------------------------------------
+# dense NNQP
+# ----------------------------------------------------------------------------------------------
+
+def _face_step(Hp: np.ndarray, fp: np.ndarray, ep: np.ndarray | None, xp: np.ndarray
+               ) -> tuple[np.ndarray, bool]:
+    """Target of an active-set step on the face {x_P free, x_Z = 0} (and e^T x = 0).
+
+    Returns (target, True) with target the minimizer of 1/2 s^T Hp s - fp^T s on the face that
+    is closest to xp, or (d, False) with d a descent direction of zero curvature when the face
+    has no minimizer (the gradient has a component in the null space of the face's Hessian).
+    Directions with curvature below 1e-14 times the largest count as null.
+    """
+    k = fp.size
+    if ep is None:
+        try:
+            c, low = linalg.cho_factor(Hp, check_finite=False)
+            d = np.abs(np.diag(c))
+            if d.min() ** 2 > 1e-8 * d.max() ** 2:
+                return linalg.cho_solve((c, low), fp, check_finite=False), True
+        except linalg.LinAlgError:
+            pass
+        N = None
+        Hr = Hp
+    else:
+        # orthonormal basis of {d : ep^T d = 0}
+        N = np.linalg.qr(np.column_stack([ep, np.eye(k)]))[0][:, 1:k]
+        Hr = N.T @ Hp @ N
+    g = fp - Hp @ xp
+    gr = g if N is None else N.T @ g
+    lam, V = np.linalg.eigh(Hr)
+    keep = lam > max(lam[-1] if lam.size else 0.0, 0.0) * 1e-14
+    coef = V.T @ gr
+    null = V[:, ~keep] @ coef[~keep]
+    scale = np.linalg.norm(fp) + np.abs(Hp).max() * np.linalg.norm(xp)
+    if np.linalg.norm(null) > 1e-9 * scale:
+        return (null if N is None else N @ null), False
+    step = V[:, keep] @ (coef[keep] / lam[keep])
+    return xp + (step if N is None else N @ step), True
+
+
+def nnqp(H: np.ndarray, f: np.ndarray, x0: np.ndarray | None = None, e: np.ndarray | None = None,
+         rtol: float = 1e-11, max_pivots: int | None = None) -> tuple[np.ndarray, float]:
+    """Minimize 1/2 x^T H x - f^T x subject to x >= 0 (and e^T x = 0 if ``e`` is given).
+
+    H is symmetric positive semi-definite (singular allowed). Returns (x, nu) with nu the
+    multiplier of e^T x = 0 (0 without it): at the solution g = H x - f + nu e satisfies
+    g >= -tol, x >= 0, g_i = 0 where x_i > 0 (tol = rtol * the scale of f and H x).
+    Raises QPError if the problem is unbounded below. ``x0`` warm-starts the passive set.
+    """
+    m = f.size
+    x = np.zeros(m) if x0 is None else np.maximum(np.asarray(x0, dtype=float), 0.0)
+    if e is not None and x.any() and abs(e @ x) > 1e-12 * np.abs(x).sum():
+        x = np.zeros(m)
+    P = x > 0
+    max_pivots = max_pivots or 20 * m + 100
+    nu = 0.0
+    blocked = np.zeros(m, dtype=bool)  # candidates that failed to enter at the current x
+    if P.any():
+        x, P = _inner(H, f, e, x, P)
+    # In exact arithmetic every pivot lowers q(x); on nearly singular faces round-off can make
+    # the method circle at the level of noise. Keep the best point and stop after m pivots
+    # without a decrease above that level.
+    q_best, x_best, nu_best, stall = np.inf, x, nu, 0
+    for _ in range(max_pivots):
+        q = 0.5 * x @ (H @ x) - f @ x
+        if q < q_best - 1e-13 * (abs(q_best) if np.isfinite(q_best) else 1.0):
+            stall = 0
+        else:
+            stall += 1
+        if q < q_best:
+            q_best, x_best = q, x
+        if stall > m:
+            return _polish(H, f, e, x_best, x_best > 0), nu_best
+        Hx = H @ x
+        g = Hx - f
+        if e is not None:
+            nu = _multiplier(g[P], e[P]) if P.any() else _best_multiplier(g, e)
+            g = g + nu * e
+        if x is x_best:
+            nu_best = nu
+        tol = rtol * max(np.abs(f).max(initial=0.0), np.abs(Hx).max(initial=0.0), 1.0)
+        w = np.where(P | blocked, -np.inf, -g)
+        t = int(np.argmax(w))
+        if w[t] <= tol:
+            return _polish(H, f, e, x, P), nu
+        P_new = P.copy()
+        P_new[t] = True
+        if e is not None and e[t] != 0 and not np.any(P & (e == -e[t])):
+            # the equality needs a partner of the opposite sign for x to move at all
+            opp = np.where(~P_new & (e == -e[t]), -g, -np.inf)
+            P_new[int(np.argmax(opp))] = True
+        x_new, P_new = _inner(H, f, e, x, P_new)
+        if np.array_equal(x_new, x):
+            # no progress: on a singular face the chosen minimizer can keep x_t at zero. Take
+            # an exact line-search step along the negative gradient restricted to the face,
+            # which decreases the objective since w_t > 0.
+            x_new = _gradient_step(H, g, e, x, P_new | (x > 0) | (np.arange(m) == t))
+            if np.array_equal(x_new, x):
+                blocked[t] = True  # round-off level w_t: try the next candidate
+            else:
+                blocked[:] = False
+            P_new = x_new > 0
+        else:
+            blocked[:] = False
+        x, P = x_new, P_new
+    raise QPError(f"the active-set method did not terminate in {max_pivots} pivots")
+
+
+def _gradient_step(H, g, e, x, face):
+    """x + a d with d = -g on the face (projected on e^T d = 0), a the exact line search step
+    capped where a component reaches zero."""
+    d = np.where(face, -g, 0.0)
+    if e is not None:
+        ef = np.where(face, e, 0.0)
+        if ef @ ef > 0:
+            d -= (d @ ef) / (ef @ ef) * ef
+    d[(x <= 0) & (d < 0)] = 0.0
+    slope = g @ d
+    if slope >= 0:
+        return x
+    curv = d @ H @ d
+    a = -slope / curv if curv > 0 else np.inf
+    neg = d < 0
+    if neg.any():
+        a = min(a, float(np.min(x[neg] / -d[neg])))
+    if not np.isfinite(a) or a <= 0:
+        return x
+    x = np.maximum(x + a * d, 0.0)
+    return x
+
+
+def _polish(H, f, e, x, P):
+    """Re-solve the final face by a least-squares solve to make H_PP x_P = f_P hold to round-off."""
+    idx = np.flatnonzero(P)
+    if idx.size == 0:
+        return x
+    Hp = H[np.ix_(idx, idx)]
+    if e is None:
+        K, rhs = Hp, f[idx]
+    else:
+        k = idx.size
+        K = np.zeros((k + 1, k + 1))
+        K[:k, :k] = Hp
+        K[:k, k] = K[k, :k] = e[idx]
+        rhs = np.append(f[idx], 0.0)
+    old = x[idx] if e is None else np.append(x[idx], _multiplier(Hp @ x[idx] - f[idx], e[idx]))
+    r_old = np.linalg.norm(K @ old - rhs)
+    if r_old <= 1e-14 * (np.linalg.norm(rhs) + np.abs(K).max() * np.linalg.norm(old)):
+        return x
+    sol = linalg.lstsq(K, rhs, cond=1e-15, check_finite=False, lapack_driver="gelsd")[0]
+    s = sol[:idx.size]
+    if np.all(s >= 0) and np.linalg.norm(K @ sol - rhs) < r_old:
+        x = x.copy()
+        x[idx] = s
+    return x
+
+
+def _multiplier(gP: np.ndarray, eP: np.ndarray) -> float:
+    den = eP @ eP
+    return float(-(gP @ eP) / den) if den > 0 else 0.0
+
+
+def _best_multiplier(g: np.ndarray, e: np.ndarray) -> float:
+    # at x = 0 any nu is a valid multiplier; take the one making the worst violation smallest
+    pos, neg = e > 0, e < 0
+    if not pos.any() or not neg.any():
+        return 0.0
+    lo = np.max(-g[pos] / e[pos])   # nu >= lo makes g + nu e >= 0 on pos
+    hi = np.min(-g[neg] / e[neg])   # nu <= hi on neg
+    return float(0.5 * (lo + hi))
+
+
+def _inner(H, f, e, x, P):
+    """Lawson-Hanson inner loop: from feasible x to the constrained optimum on the passive set P."""
+    for _ in range(4 * P.size + 10):
+        idx = np.flatnonzero(P)
+        if idx.size == 0:
+            return x, P
+        Hp = H[np.ix_(idx, idx)]
+        ep = None if e is None else e[idx]
+        xi = x[idx]
+        s, is_min = _face_step(Hp, f[idx], ep, xi)
+        if not is_min:
+            # no minimizer on this face: follow the zero-curvature descent direction s until a
+            # component reaches zero
+            neg = s < 0
+            if not neg.any():
+                raise QPError("the sign-constrained problem is unbounded: its primal is infeasible")
+            steps = xi[neg] / -s[neg]
+            xi = xi + steps.min() * s
+        else:
+            if np.all(s > 0):
+                x = np.zeros_like(x)
+                x[idx] = s
+                return x, P
+            neg = s <= 0
+            denom = xi[neg] - s[neg]
+            steps = np.divide(xi[neg], denom, out=np.zeros_like(denom), where=denom > 0)
+            xi = xi + float(np.clip(steps.min(), 0.0, 1.0)) * (s - xi)
+        xi[np.flatnonzero(neg)[np.argmin(steps)]] = 0.0
+        xi[xi <= 0] = 0.0
+        x = np.zeros_like(x)
+        x[idx] = xi
+        P = x > 0
+        if e is not None and P.any() and not (np.any(P & (e > 0)) and np.any(P & (e < 0))):
+            # a one-signed passive set forces x = 0 under e^T x = 0
+            x[:] = 0.0
+            P = x > 0
+    raise QPError("the inner active-set loop did not terminate")
+
+
+# ----------------------------------------------------------------------------------------------
+# wide NNLS, several right-hand sides in lockstep
+# ----------------------------------------------------------------------------------------------
+
+class _Column:
+    """Lawson-Hanson state of one column: passive set P, QR of A_P = F[:, P] * s[P], qb = Q^T b."""
+
+    def __init__(self, F: np.ndarray, s: np.ndarray, b: np.ndarray):
+        r = F.shape[0]
+        self.F, self.s, self.b = F, s, b
+        self.P: list[int] = []
+        self.x = np.zeros(0)
+        self.Q = np.zeros((r, r), order="F")
+        self.R = np.zeros((r, r), order="F")
+        self.qb = np.zeros(r)
+        self.k = 0
+
+    # -- factorization updates --------------------------------------------------------------
+    def factor(self, P: list[int]) -> None:
+        """QR of the columns P from scratch, keeping a linearly independent subset (in order)."""
+        self.P, self.k = [], 0
+        if not P:
+            return
+        A = self.F[:, P] * self.s[P]
+        _, r_, piv = linalg.qr(A, mode="economic", pivoting=True, check_finite=False)
+        diag = np.abs(np.diag(r_))
+        rank = int(np.sum(diag > diag[0] * 1e-10)) if diag.size and diag[0] > 0 else 0
+        keep = sorted(piv[:rank])
+        q, r_ = linalg.qr(A[:, keep], mode="economic", check_finite=False)
+        k = len(keep)
+        self.P = [P[i] for i in keep]
+        self.k = k
+        self.Q[:, :k] = q
+        self.R[:k, :k] = r_
+        self.qb[:k] = q.T @ self.b
+
+    def insert(self, t: int) -> bool:
+        """Append column t (classical Gram-Schmidt, reorthogonalized); False if it is dependent."""
+        k = self.k
+        if k == self.Q.shape[0]:
+            return False
+        a = self.F[:, t] * self.s[t]
+        Qk = self.Q[:, :k]
+        h = Qk.T @ a
+        q = a - Qk @ h
+        h2 = Qk.T @ q
+        q -= Qk @ h2
+        h += h2
+        rho = np.linalg.norm(q)
+        if rho <= 1e-10 * np.linalg.norm(a):
+            return False
+        q /= rho
+        self.Q[:, k] = q
+        self.R[:k, k] = h
+        self.R[k, k] = rho
+        self.qb[k] = q @ self.b
+        self.k = k + 1
+        self.P.append(t)
+        return True
+
+    def delete(self, i: int) -> None:
+        """Remove the i-th passive column: re-triangularize the trailing (Hessenberg) block."""
+        k = self.k
+        if i < k - 1:
+            qs, rs = np.linalg.qr(self.R[i:k, i + 1:k])
+            self.Q[:, i:k - 1] = self.Q[:, i:k] @ qs
+            self.qb[i:k - 1] = qs.T @ self.qb[i:k]
+            self.R[:i, i:k - 1] = self.R[:i, i + 1:k]
+            self.R[i:k - 1, i:k - 1] = rs
+        self.R[:k, k - 1] = 0.0
+        self.R[k - 1, :k] = 0.0
+        self.k = k - 1
+        del self.P[i]
+
+    # -- least squares on the passive set --------------------------------------------------
+    def ls(self) -> np.ndarray:
+        k = self.k
+        if k == 0:
+            return np.zeros(0)
+        return linalg.solve_triangular(self.R[:k, :k], -self.qb[:k], check_finite=False)
+
+    def residual(self) -> np.ndarray:
+        """b + A_P x for x the least-squares solution on P (the state after :meth:`inner`)."""
+        return self.b - self.Q[:, :self.k] @ self.qb[:self.k]
+
+    def inner(self) -> None:
+        """Lawson-Hanson inner loop from the current feasible x (x = 0 on newly added columns)."""
+        for _ in range(4 * self.F.shape[0] + 10):
+            z = self.ls()
+            if np.all(z > 0):
+                self.x = z
+                return
+            x = self.x
+            neg = z <= 0
+            denom = x[neg] - z[neg]
+            steps = np.divide(x[neg], denom, out=np.zeros_like(denom), where=denom > 0)
+            x = x + float(np.clip(steps.min(), 0.0, 1.0)) * (z - x)
+            x[np.flatnonzero(neg)[np.argmin(steps)]] = 0.0
+            drop = np.flatnonzero(x <= 0)
+            for i in drop[::-1]:
+                self.delete(int(i))
+            self.x = np.delete(x, drop)
+        raise QPError("the inner active-set loop did not terminate")
+
+
+def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | None = None,
+                 rtol: float = 1e-10, max_pivots: int | None = None, ipm_rows: int = 100
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Solve min_{z >= 0} ||F diag(S[:, j]) z + B[:, j]|| for every column j, exactly.
+
+    F is (r, m) with r <= m; S (m, c) holds column signs (+-1); B is (r, c). ``Z0`` (m, c), a
+    previous solution, warm-starts the passive sets. Returns Z (m, c) and the residuals
+    F diag(S[:, j]) Z[:, j] + B[:, j] as the columns of an (r, c) array. Optimality: the
+    gradient g_t = s_t F[:, t]^T res of each zero z_t satisfies g_t >= -rtol ||F[:, t]|| ||res||.
+    The entering column maximizes -g_t / ||F[:, t]|| (the most violated normalized condition).
+
+    Degenerate wide problems (the least-squares case of DSO-FS: solutions with about r positive
+    entries) make the active-set method pivot several times r times; from ``ipm_rows`` rows on,
+    or for m >= 4 r + 50, the columns are solved by :func:`_nnls_ipm` instead (``Z0`` is then
+    not used), which also takes over if the active-set method does not terminate.
+    """
+    r, m = F.shape
+    c = B.shape[1]
+    if m > r and (r >= ipm_rows or m >= 4 * r + 50):
+        Z = np.column_stack([_nnls_ipm(F, S[:, j], B[:, j]) for j in range(c)])
+        return Z, B + F @ (S * Z)
+    try:
+        return _nnls_active_set(F, S, B, Z0, rtol, max_pivots)
+    except QPError:
+        if m <= r:
+            raise
+        Z = np.column_stack([_nnls_ipm(F, S[:, j], B[:, j]) for j in range(c)])
+        return Z, B + F @ (S * Z)
+
+
+def _nnls_active_set(F, S, B, Z0, rtol, max_pivots):
+    r, m = F.shape
+    c = B.shape[1]
+    cols = [_Column(F, S[:, j], B[:, j]) for j in range(c)]
+    if Z0 is not None:
+        for j, col in enumerate(cols):
+            P0 = [int(i) for i in np.flatnonzero(Z0[:, j] > 0)]
+            if P0:
+                col.factor(P0)
+                col.x = Z0[col.P, j].copy()
+                col.inner()
+    fnorm = np.linalg.norm(F, axis=0)
+    fnorm[fnorm == 0] = 1.0
+    bfloor = 1e3 * _EPS * np.linalg.norm(B, axis=0)
+    active = list(range(c))
+    blocked = [np.zeros(m, dtype=bool) for _ in range(c)]
+    refactored = [False] * c
+    max_pivots = max_pivots or 20 * m + 100
+    for _ in range(max_pivots):
+        if not active:
+            break
+        res = np.column_stack([cols[j].residual() for j in active])
+        rnorm = np.maximum(np.linalg.norm(res, axis=0), bfloor[active])
+        G = F.T @ res
+        still = []
+        for a, j in enumerate(active):
+            col = cols[j]
+            w = -col.s * G[:, a] / fnorm
+            w[col.P] = -np.inf
+            t = int(np.argmax(np.where(blocked[j], -np.inf, w)))
+            if w[t] <= rtol * rnorm[a] or blocked[j][t]:
+                if w.max() > rtol * rnorm[a] and not refactored[j]:
+                    # violators left only among numerically dependent columns: refactor and retry
+                    xprev = dict(zip(col.P, col.x, strict=True))
+                    col.factor(list(col.P))
+                    col.x = np.array([xprev[i] for i in col.P])
+                    col.inner()
+                    blocked[j][:] = False
+                    refactored[j] = True
+                    still.append(j)
+                continue
+            if not col.insert(t):
+                blocked[j][t] = True
+                still.append(j)
+                continue
+            x_before = col.x
+            col.x = np.append(col.x, 0.0)
+            col.inner()
+            if t not in col.P and np.array_equal(col.x, x_before):
+                blocked[j][t] = True
+            else:
+                blocked[j][:] = False
+                refactored[j] = False
+            still.append(j)
+        active = still
+    else:
+        raise QPError(f"the active-set method did not terminate in {max_pivots} pivots")
+    Z = np.zeros((m, c))
+    Res = np.empty((r, c))
+    for j, col in enumerate(cols):
+        Z[col.P, j] = col.x
+        Res[:, j] = col.b + F[:, col.P] @ (col.s[col.P] * col.x)
+    return Z, Res
+
+
+# ----------------------------------------------------------------------------------------------
+# wide NNLS by a primal-dual interior-point method (large r)
+# ----------------------------------------------------------------------------------------------
+
+def _nnls_ipm(F: np.ndarray, s: np.ndarray, b: np.ndarray, tol: float = 1e-10, max_iter: int = 100
+              ) -> np.ndarray:
+    """min_{z >= 0} ||F diag(s) z + b|| by Mehrotra's predictor-corrector method.
+
+    The Newton systems (A^T A + diag(mu / z)) dz = rhs, A = F diag(s), are solved through the
+    r x r matrix I + A diag(z / mu) A^T (Woodbury), so one iteration costs O(r^2 m). Stops when
+    the duality gap z^T mu and the dual residual A^T (A z + b) - mu are below tol relative to
+    the objective, or when the steps stall; the iterate with the lowest objective is kept (all
+    are feasible). Then :func:`_crossover` turns it into an exact vertex when it can.
+    """
+    r, m = F.shape
+    A = F * s
+    c = A.T @ b
+    fmax = np.linalg.norm(F, axis=0).max()
+    z = np.ones(m)
+    mu = np.full(m, max(1.0, np.abs(c).max()))
+    # z > 0 throughout, so every iterate is feasible: keep the one with the lowest objective, as
+    # round-off can spoil the last steps (z / mu then spans too many magnitudes)
+    best = (np.inf, z, mu)
+    for _ in range(max_iter):
+        res = A @ z + b
+        rd = A.T @ res - mu
+        tau = z @ mu / m
+        # duality gap z^T mu relative to the objective ||res||^2 and dual residual relative to
+        # its scale, with floors for problems whose optimal residual is zero
+        f2 = res @ res + 1e-12 * (b @ b)
+        gap = m * tau / f2
+        dres = np.abs(rd).max() / (fmax * np.sqrt(f2))
+        if res @ res < best[0]:
+            best = (res @ res, z, mu)
+        if gap <= tol and dres <= tol:
+            break
+        d = mu / z
+        G = F / np.sqrt(d)
+        M = G @ G.T
+        M[np.diag_indices(r)] += 1.0
+        try:
+            L = linalg.cho_factor(M, check_finite=False)
+        except linalg.LinAlgError:
+            break  # z / mu outgrew double precision: the iterate is as accurate as it gets
+
+        def solve(rhs, d=d, L=L):
+            t = rhs / d
+            return t - (A.T @ linalg.cho_solve(L, A @ t, check_finite=False)) / d
+
+        dz = solve(-rd - mu)
+        dm = -mu - d * dz
+        a = min(_max_step(z, dz), _max_step(mu, dm))
+        sigma = (((z + a * dz) @ (mu + a * dm) / m) / tau) ** 3
+        corr = sigma * tau - dz * dm
+        dz = solve(-rd - mu + corr / z)
+        dm = (corr - mu * dz) / z - mu
+        a = 0.995 * min(_max_step(z, dz), _max_step(mu, dm))
+        if a < 1e-2:
+            break  # stalled
+        z = z + a * dz
+        mu = mu + a * dm
+    _, z, mu = best
+    return _crossover(F, s, b, z, mu)
+
+
+def _max_step(v: np.ndarray, dv: np.ndarray, cap: float = 1.0) -> float:
+    neg = dv < 0
+    return min(cap, float(np.min(-v[neg] / dv[neg]))) if neg.any() else cap
+
+
+def _basic_solution(F, s, b, P):
+    """The least-squares solution on the columns P if positive and optimal (KKT), else None."""
+    if not 0 < P.size <= F.shape[0]:
+        return None
+    A = F[:, P] * s[P]
+    q, r_ = linalg.qr(A, mode="economic", check_finite=False)
+    d = np.abs(np.diag(r_))
+    if d.min() <= 1e-10 * d.max():
+        return None
+    zp = linalg.solve_triangular(r_, -(q.T @ b), check_finite=False)
+    if not np.all(zp > 0):
+        return None
+    res = b + A @ zp
+    g = s * (F.T @ res)
+    fn = np.linalg.norm(F, axis=0)
+    if np.any(g < -1e-10 * fn * max(np.linalg.norm(res), 1e3 * _EPS * np.linalg.norm(b))):
+        return None
+    out = np.zeros(F.shape[1])
+    out[P] = zp
+    return out
+
+
+def _crossover(F, s, b, z, mu):
+    """An exact vertex from the interior-point solution (z, mu).
+
+    Tries the columns with z > mu, then the columns above the widest gap of log(z / mu); if
+    neither gives an optimal basic solution, runs the active-set method from z restricted to
+    the latter set (few pivots from there).
+    """
+    ratio = z / mu
+    P = np.flatnonzero(ratio > 1)
+    out = _basic_solution(F, s, b, P)
+    if out is not None:
+        return out
+    order = np.argsort(-ratio)
+    lr = np.log(ratio[order])
+    top = min(F.shape[0], int(np.sum(ratio > 1)))
+    if top >= 2:
+        k = int(np.argmax(lr[:top - 1] - lr[1:top])) + 1
+        P = np.sort(order[:k])
+        out = _basic_solution(F, s, b, P)
+        if out is not None:
+            return out
+    else:
+        P = np.flatnonzero(ratio > 1)
+    col = _Column(F, s, b)
+    col.factor([int(i) for i in P])
+    col.x = z[col.P].copy()
+    col.inner()
+    Z0 = np.zeros((F.shape[1], 1))
+    Z0[col.P, 0] = col.x
+    try:
+        return _nnls_active_set(F, s[:, None], b[:, None], Z0, 1e-10, F.shape[0] // 4 + 20)[0][:, 0]
+    except QPError:
+        # no vertex within the pivot budget: keep the interior-point solution, optimal to tol
+        return z

@@ -1,0 +1,308 @@
+"""DSO-FS (Peng & Fan 2016) against independent computations.
+
+Oracles: cvxpy's optimum of the convex p = 1 problem and of single reweighted steps, a literal
+transcription of the paper's Algorithm 1 (Gaussian-elimination solution space, eq. 12 U step,
+CVX-style E step), scipy's NNLS, Theorem 1 (monotone ||W||_{2,p}) as a property, and planted
+and overdetermined problems.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import linalg
+from scipy.optimize import nnls
+
+from fsbench.selectors import make_selector
+from fsbench.selectors._dso_qp import QPError, nnls_columns, nnqp
+from fsbench.selectors.dso import DSOFS, DSOWarning, dso_fit
+
+cp = pytest.importorskip("cvxpy")
+
+
+def pm1(y, c):
+    Y = -np.ones((y.size, c))
+    Y[np.arange(y.size), y] = 1.0
+    return Y
+
+
+def problem(m, n, c, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n))
+    y = np.arange(m) % c
+    rng.shuffle(y)
+    return X, y, pm1(y, c)
+
+
+def norm2p(W, p):
+    return np.sum(np.linalg.norm(W, axis=1) ** p) ** (1 / p)
+
+
+def cvx_optimum(X, Y, penalize_bias=True):
+    m, n = X.shape
+    Xa = np.hstack([X, np.ones((m, 1))])
+    W = cp.Variable((n + 1, Y.shape[1]))
+    rows = W if penalize_bias else W[:n]
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.norm(rows, 2, axis=1))), [cp.multiply(Y, Xa @ W) >= 1])
+    prob.solve(solver="CLARABEL")
+    return prob.value
+
+
+# ---------------------------------------------------------------------------------------------
+# the exact sign-constrained solvers
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("with_eq", [False, True])
+def test_nnqp_matches_cvxpy(seed, with_eq):
+    rng = np.random.default_rng(seed)
+    m, s = 25, [3, 8, 40][seed % 3]  # s < m: singular H
+    X = rng.standard_normal((m, s))
+    y = np.sign(X @ rng.standard_normal(s) + 0.3)  # separable
+    H = np.outer(y, y) * (X @ X.T)
+    f = 1.0 + 0.5 * rng.random(m)
+    a = cp.Variable(m)
+    cons = [a >= 0] + ([y @ a == 0] if with_eq else [])
+    ref = cp.Problem(cp.Minimize(0.5 * cp.quad_form(a, cp.psd_wrap(H)) - f @ a), cons)
+    ref.solve(solver="CLARABEL")
+    x, _ = nnqp(H, f, e=y if with_eq else None)
+    assert np.all(x >= 0)
+    if with_eq:
+        assert abs(y @ x) <= 1e-9 * np.abs(x).sum()
+    val = 0.5 * x @ H @ x - f @ x
+    assert val <= ref.value + 1e-7 * abs(ref.value)
+    # warm start from a perturbed point reaches the same value
+    x2, _ = nnqp(H, f, x0=x * (1 + rng.random(m)), e=y if with_eq else None)
+    assert 0.5 * x2 @ H @ x2 - f @ x2 == pytest.approx(val, rel=1e-9, abs=1e-12)
+
+
+def test_nnqp_detects_unbounded():
+    X = np.array([[1.0], [2.0], [3.0]])
+    y = np.array([1.0, -1.0, 1.0])  # not separable through the origin
+    with pytest.raises(QPError):
+        nnqp(np.outer(y, y) * (X @ X.T), np.ones(3))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_nnls_columns_matches_scipy(seed):
+    rng = np.random.default_rng(seed)
+    r = int(rng.integers(3, 25))
+    m = int(rng.integers(r, 4 * r))
+    F = rng.standard_normal((r, m)) * np.exp(rng.standard_normal(r))[:, None]
+    S = np.where(rng.random((m, 3)) < 0.5, 1.0, -1.0)
+    B = 3 * rng.standard_normal((r, 3))
+    Z, Res = nnls_columns(F, S, B)
+    Zw, _ = nnls_columns(F, S, B, Z0=np.maximum(Z + 0.3 * rng.standard_normal(Z.shape), 0))
+    for j in range(3):
+        A = F * S[:, j]
+        ref = nnls(A, -B[:, j], maxiter=50 * m)[1]
+        for ZZ in (Z, Zw):
+            assert np.all(ZZ[:, j] >= 0)
+            got = np.linalg.norm(A @ ZZ[:, j] + B[:, j])
+            assert got <= ref + 1e-9 * max(1.0, np.linalg.norm(B[:, j]))
+        np.testing.assert_allclose(Res[:, j], A @ Z[:, j] + B[:, j], atol=1e-10 * np.abs(B).max())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_nnls_interior_point_path_matches_scipy(seed):
+    # the path used for large least-squares spaces: interior point, then crossover to a vertex
+    rng = np.random.default_rng(seed)
+    r, m = 30, 150
+    Xp = np.linalg.pinv(rng.standard_normal((m, r)))  # the DSO-FS structure: F = D X^+
+    F = Xp * np.exp(rng.standard_normal(r))[:, None]
+    S = np.where(rng.random((m, 2)) < 0.2, 1.0, -1.0)
+    if seed % 2:
+        S[:, 1] = np.sign(rng.standard_normal(m) + Xp.T @ rng.standard_normal(r))  # separable-ish
+    B = F @ S  # b = F y
+    Z, Res = nnls_columns(F, S, B, ipm_rows=10)
+    for j in range(2):
+        A = F * S[:, j]
+        ref = nnls(A, -B[:, j], maxiter=50 * m)[1]
+        assert np.all(Z[:, j] >= 0)
+        assert np.linalg.norm(Res[:, j]) == pytest.approx(ref, rel=1e-8, abs=1e-9 * np.abs(B).max())
+
+
+# ---------------------------------------------------------------------------------------------
+# the algorithm
+# ---------------------------------------------------------------------------------------------
+
+def paper_algorithm1(X, Y, p, n_iter):
+    """Algorithm 1 as printed (with the errata's sign, P = [-M; I]), solution space by
+    elimination on the pivoted-QR basis, U step by eq. 12, E step by cvxpy (the paper's CVX)."""
+    m, n = X.shape
+    Xa = np.hstack([X, np.ones((m, 1))])
+    piv = linalg.qr(Xa, mode="r", pivoting=True)[1]
+    Bc, Fc = piv[:m], piv[m:]
+    L = np.linalg.inv(Xa[:, Bc])
+    M, N = L @ Xa[:, Fc], L @ Y
+    c = Y.shape[1]
+    E, S = np.zeros((m, c)), np.ones(n + 1)
+    iterates = []
+    for _ in range(n_iter):
+        K = N + L @ E
+        U = np.linalg.solve(M.T @ (S[Bc, None] * M) + np.diag(S[Fc]), M.T @ (S[Bc, None] * K))
+        V = -M @ U + K
+        lam2 = np.linalg.norm(V, axis=1) ** (p - 2)
+        Ev = cp.Variable((m, c))
+        obj = cp.sum(cp.multiply(lam2[:, None], cp.square(L @ Ev - M @ U + N)))
+        cp.Problem(cp.Minimize(obj), [cp.multiply(Y, Ev) >= 0]).solve(
+            solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        E = Ev.value
+        W = np.zeros((n + 1, c))
+        W[Bc], W[Fc] = -M @ U + N + L @ E, U
+        S = np.linalg.norm(W, axis=1) ** (p - 2)
+        iterates.append(W)
+    return iterates
+
+
+@pytest.mark.parametrize("p,n_iter", [(1.0, 4), (0.5, 3)])
+def test_alternating_equals_literal_algorithm1(p, n_iter):
+    X, _, Y = problem(8, 15, 3, 3)
+    ref = paper_algorithm1(X, Y, p, n_iter)
+    ours = []
+    dso_fit(X, Y, p, solver="alternating", tol=0.0, max_iter=n_iter,
+            callback=lambda k, W: ours.append(W))
+    for a, b in zip(ours, ref, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-7 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("penalize_bias", [True, False])
+def test_joint_reaches_convex_optimum_and_alternating_stays_above(seed, penalize_bias):
+    X, _, Y = problem(10, 20, 3, seed)
+    ref = cvx_optimum(X, Y, penalize_bias)
+    j = dso_fit(X, Y, 1.0, solver="joint", penalize_bias=penalize_bias, tol=1e-12, max_iter=4000)
+    a = dso_fit(X, Y, 1.0, solver="alternating", penalize_bias=penalize_bias, tol=1e-12,
+                max_iter=4000)
+    assert abs(j.objective[-1] - ref) <= 1e-4 * ref
+    assert a.objective[-1] >= ref * (1 - 1e-6)
+
+
+def test_alternating_stalls_above_the_optimum():
+    # DESIGN.md errata: Theorem 2 (global optimum for p = 1) fails for the alternating scheme
+    gaps = []
+    for seed in range(4):
+        X, _, Y = problem(10, 20, 3, seed)
+        ref = cvx_optimum(X, Y)
+        a = dso_fit(X, Y, 1.0, solver="alternating", tol=1e-12, max_iter=4000)
+        gaps.append(a.objective[-1] / ref - 1)
+    assert max(gaps) > 1e-3
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_least_squares_step_is_the_exact_reweighted_minimizer(seed):
+    # m > n + 1: one joint iteration from Sigma = I solves min ||W||_F^2 over the least-squares
+    # solution space X^T X W = X^T (Y + E), Y * E >= 0 (X of full column rank)
+    X, _, Y = problem(30, 4, 3, seed)
+    Xa = np.hstack([X, np.ones((30, 1))])
+    W1 = []
+    dso_fit(X, Y, 0.5, solver="joint", tol=0.0, max_iter=1, callback=lambda k, W: W1.append(W))
+    Wv, Ev = cp.Variable((5, 3)), cp.Variable((30, 3))
+    cons = [Xa.T @ Xa @ Wv == Xa.T @ (Y + Ev), cp.multiply(Y, Ev) >= 0]
+    cp.Problem(cp.Minimize(cp.sum_squares(Wv)), cons).solve(solver="CLARABEL")
+    assert np.sum(W1[0] ** 2) == pytest.approx(np.sum(Wv.value**2), rel=1e-6)
+
+
+SHAPES = [(10, 30), (15, 15), (40, 6)]  # m < n + 1, m = n, m > n + 1 (least-squares space)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("p", [0.1, 0.5, 1.0])
+@pytest.mark.parametrize("solver", ["alternating", "joint"])
+def test_objective_never_increases(shape, p, solver):
+    for seed in range(2):
+        X, _, Y = problem(*shape, 3, seed)
+        r = dso_fit(X, Y, p, solver=solver, tol=0.0, max_iter=40)
+        obj = r.objective
+        assert np.all(np.diff(obj) <= 1e-9 * obj[:-1]), np.diff(obj).max()
+
+
+@pytest.mark.parametrize("shape", [(10, 30), (16, 15)])
+@pytest.mark.parametrize("p", [0.1, 0.5, 1.0])
+@pytest.mark.parametrize("solver", ["alternating", "joint"])
+def test_every_iterate_is_feasible_when_m_le_n_plus_1(shape, p, solver):
+    X, _, Y = problem(*shape, 3, 5)
+    Xa = np.hstack([X, np.ones((shape[0], 1))])
+    margins = []
+    dso_fit(X, Y, p, solver=solver, tol=0.0, max_iter=30,
+            callback=lambda k, W: margins.append((Y * (Xa @ W)).min()))
+    assert len(margins) >= 5
+    assert min(margins) >= 1 - 1e-8
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0])
+@pytest.mark.parametrize("solver", ["alternating", "joint"])
+def test_planted_features_rank_first(p, solver):
+    # feature informative[j] marks class j (mean +4 there): every one-vs-rest column needs it
+    rng = np.random.default_rng(11)
+    m, n, c = 40, 200, 5
+    y = np.arange(m) % c
+    X = rng.standard_normal((m, n))
+    informative = [5, 50, 90, 130, 170]
+    X[np.arange(m), np.array(informative)[y]] += 4.0
+    X = (X - X.mean(0)) / X.std(0)
+    sel = DSOFS(p=p, solver=solver, n_features_to_select=5).fit(X, y)
+    assert set(sel.ranking_[:5]) == set(informative)
+    assert sel.diagnostics_["feasible"] and not sel.diagnostics_["collapsed"]
+
+
+def test_collapse_on_overdetermined_problem_is_detected_and_ranked():
+    # labels independent of the features, many more samples than features: the least-squares
+    # solution space lets every feature row of W go to zero
+    rng = np.random.default_rng(0)
+    m, n = 300, 8
+    X = rng.standard_normal((m, n))
+    y = rng.integers(0, 3, m)
+    iterates = []
+    import fsbench.selectors.dso as dso_mod
+
+    orig = dso_mod.dso_fit
+
+    def spy(*args, **kw):
+        kw["callback"] = lambda k, W: iterates.append(W)
+        return orig(*args, **kw)
+
+    dso_mod.dso_fit = spy
+    try:
+        with pytest.warns(DSOWarning, match="collapsed"):
+            sel = DSOFS(p=0.5).fit(X, y)
+    finally:
+        dso_mod.dso_fit = orig
+    d = sel.diagnostics_
+    assert d["collapsed"] and d["least_squares"] and not d["feasible"]
+    assert d["violated_share"] > 0 and d["min_margin"] < 1
+    assert np.all(sel.coef_ == 0)
+    # the ranking is that of the last iterate with a non-zero feature row, by row norm; the
+    # minimum-norm solution of X W = X X^+ Y counts as iteration 0
+    Xa = np.hstack([X, np.ones((m, 1))])
+    W0 = np.linalg.pinv(Xa) @ pm1(y, 3)
+    last = next(W for W in reversed([W0] + iterates) if np.any(W[:n]))
+    norms = np.linalg.norm(last[:n], axis=1)
+    k = int(np.count_nonzero(norms))
+    assert list(sel.ranking_[:k]) == list(np.argsort(-norms, kind="stable")[:k])
+    assert sorted(sel.ranking_) == list(range(n))
+
+
+def test_infeasible_problem_is_reported():
+    # a sample repeated with the other label: no W meets the hard margins
+    X, y, _ = problem(60, 5, 2, 1)
+    X[:, 0] += 3.0 * (2 * y - 1)
+    X[1], y[1] = X[0], 1 - y[0]
+    with pytest.warns(DSOWarning):
+        sel = DSOFS(p=1.0).fit(X, y)
+    d = sel.diagnostics_
+    assert d["least_squares"] and not d["feasible"]
+    assert 0 < d["violated_share"] and d["min_margin"] < 1 - 1e-8
+    assert sel.ranking_[0] == 0
+
+
+def test_registered_and_diagnostics_are_scalars():
+    X, y, _ = problem(12, 20, 3, 2)
+    sel = make_selector("dso", {"p": 0.5, "solver": "joint", "n_features_to_select": 4}).fit(X, y)
+    assert sel.transform(X).shape == (12, 4)
+    assert all(isinstance(v, (bool, int, float, str)) for v in sel.diagnostics_.values())
+    assert sel.objective_.shape == (sel.n_iter_,)
+    with pytest.raises(ValueError, match="p must be"):
+        DSOFS(p=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="solver"):
+        DSOFS(solver="cvx").fit(X, y)
