@@ -1,7 +1,7 @@
 PYTHON ?= python
 export FSBENCH_DATA ?= $(abspath ../shared/datasets)
 
-.PHONY: install demo test lint bench
+.PHONY: install demo test lint bench reproduce report check
 
 install:  ## install fsbench with the test extras
 	$(PYTHON) -m pip install -e ".[test]"
@@ -19,3 +19,13 @@ bench:  ## speed benchmarks against the established implementations (minutes; ne
 	$(PYTHON) benchmarks/bench_filters.py
 	$(PYTHON) benchmarks/bench_rfs_dso.py
 	$(PYTHON) benchmarks/bench_svm_selectors.py
+
+reproduce:  ## all three papers on every available dataset, variants included (hours; resumable)
+	fsbench reproduce
+	fsbench report
+
+report:  ## results/papers/REPORT.md from the committed paper results
+	fsbench report
+
+check:  ## the CI reproduction check: a faithful subset rerun against the committed results
+	fsbench check

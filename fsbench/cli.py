@@ -162,6 +162,110 @@ def plot(results_dir: Path, out: Path | None) -> None:
         click.echo(f"wrote {path}")
 
 
+_paper_layout_options = [
+    click.option("--configs", "configs_dir", type=click.Path(file_okay=False, path_type=Path),
+                 default=Path("configs") / "papers", show_default=True, help="Folder of the paper configs."),
+    click.option("--results", "results_root", type=click.Path(file_okay=False, path_type=Path),
+                 default=Path("results") / "papers", show_default=True, help="Folder of the paper results."),
+]
+
+
+def _paper_layout(fn: Any) -> Any:
+    for option in reversed(_paper_layout_options):
+        fn = option(fn)
+    return fn
+
+
+@main.command()
+@click.argument("papers", nargs=-1, type=click.Choice(["rfs", "dso-fs", "sl2p"]))
+@click.option("--n-jobs", "-j", type=int, default=None, help="Parallel workers (overrides the configs).")
+@click.option("--no-variants", is_flag=True, help="Only the papers' protocols, not the variant configs.")
+@_data_dir_option
+@_paper_layout
+def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, data_dir: Path | None,
+              configs_dir: Path, results_root: Path) -> None:
+    """Run every paper's config (default: all three) on every available dataset; write its tables.
+
+    Resumable: run it again after an interruption. Then ``fsbench report`` writes REPORT.md.
+    """
+    from fsbench.papers.reproduce import Layout, run_config, write_paper_figures, write_paper_tables
+    from fsbench.report import format_table, plot_curves
+    from fsbench.store import load_runs
+
+    layout = Layout(configs_dir, results_root)
+    for paper in papers or ("rfs", "dso-fs", "sl2p"):
+        jobs = [(layout.config(paper), layout.results_dir(paper))]
+        if not no_variants:
+            jobs += [(c, layout.variant_dir(c)) for c in layout.variants(paper)]
+        for config, out in jobs:
+            click.echo(f"{config} -> {out}", err=True)
+            try:
+                run_config(config, out, data_dir=data_dir, n_jobs=n_jobs,
+                           on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True))
+            except KeyboardInterrupt:
+                click.echo("\nInterrupted: finished tasks are saved; run the same command again to resume.",
+                           err=True)
+                sys.exit(EXIT_INTERRUPTED)
+            runs = load_runs(out)
+            (out / "table.md").write_text(format_table(runs, None, "markdown"))
+            plot_curves(runs, out / "curves", title=out.name)
+        written = write_paper_tables(paper, layout.results_dir(paper))
+        written += write_paper_figures(paper, layout.results_dir(paper), layout.config(paper), data_dir)
+        for path in written:
+            click.echo(f"wrote {path}")
+
+
+@main.command()
+@click.argument("papers", nargs=-1, type=click.Choice(["rfs", "dso-fs", "sl2p"]))
+@click.option("--n-jobs", "-j", type=int, default=None, help="Parallel workers (overrides the configs).")
+@_data_dir_option
+@_paper_layout
+def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, configs_dir: Path,
+          results_root: Path) -> None:
+    """Rerun a small faithful subset of each paper and compare it with the committed results.
+
+    Fails (exit 1) when a rerun row differs from the committed one, when a printed cell that
+    reproduced no longer does, or when a committed table is stale. See fsbench/papers/check.py.
+    """
+    import tempfile
+
+    from fsbench.config import load_experiment
+    from fsbench.papers.check import CHECK_SUBSETS, check_paper
+    from fsbench.papers.reproduce import Layout
+
+    layout = Layout(configs_dir, results_root)
+    failed = False
+    for paper in papers or ("rfs", "dso-fs", "sl2p"):
+        results_dir = layout.results_dir(paper)
+        if not (results_dir / "runs.csv").is_file():
+            raise FsbenchError(f"No committed results in {str(results_dir)!r}; run 'make reproduce' first.")
+        datasets, repeats = CHECK_SUBSETS[paper]
+        click.echo(f"{paper}: rerunning {', '.join(datasets)}, first {repeats} repetitions ...", err=True)
+        with tempfile.TemporaryDirectory(prefix=f"fsbench-check-{paper}-") as work:
+            result = check_paper(paper, load_experiment(layout.config(paper)), results_dir, Path(work),
+                                 data_dir=data_dir, n_jobs=n_jobs)
+        if result.ok:
+            click.echo(f"{paper}: OK: {result.n_rows} rows identical to the committed results; "
+                       f"{result.reproducing} reproducing printed cells still reproduce.")
+        else:
+            failed = True
+            click.echo(f"{paper}: FAILED", err=True)
+            for problem in result.problems:
+                click.echo(f"  - {problem}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+@main.command()
+@_paper_layout
+def report(configs_dir: Path, results_root: Path) -> None:
+    """Write results/papers/REPORT.md from the paper results: tables, shares, claims, costs."""
+    from fsbench.papers.reproduce import Layout
+    from fsbench.report.reproduction import write_report
+
+    click.echo(f"wrote {write_report(Layout(configs_dir, results_root))}")
+
+
 @main.command()
 def selectors() -> None:
     """List every registered selector with its parameters and a one-line description."""

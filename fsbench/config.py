@@ -17,6 +17,8 @@ Schema (see ``configs/quickstart.yaml`` for a commented example)::
       n_trials: 10                  # holdout: number of random stratified splits
       n_splits: 5                   # kfold: folds (stratified)
       n_repeats: 1                  # kfold: repetitions with fresh shuffles
+      select_on: train              # fit selectors on the training part, or on 'all' data
+                                    # before splitting (a leakage study; never the default)
     inner_cv:
       n_splits: 3                   # or the DSO-FS rule: {below: 200, small: 3, large: 8}
     selectors:                      # a name, or a mapping:
@@ -49,6 +51,7 @@ from fsbench.yamlio import Located, load_yaml
 
 STANDARDIZE = ("train", "global", "none")
 PROTOCOLS = ("holdout", "kfold")
+SELECT_ON = ("train", "all")
 CLASSIFIERS = ("linear_svm", "crammer_singer")
 BACKENDS = ("libsvm", "liblinear")
 RESERVED_PARAMS = {
@@ -86,6 +89,7 @@ class ProtocolConfig:
     n_trials: int = 10
     n_splits: int = 5
     n_repeats: int = 1
+    select_on: str = "train"
 
     @property
     def n_outer(self) -> int:
@@ -153,6 +157,8 @@ class Experiment:
         d = self.to_dict()
         for key in ("n_jobs", "name", "description"):
             d.pop(key)
+        if d["protocol"]["select_on"] == "train":  # the default; keeps older fingerprints valid
+            d["protocol"].pop("select_on")
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
     def with_overrides(self, **changes: Any) -> Experiment:
@@ -328,7 +334,7 @@ def parse_experiment(
 def _parse_protocol(r: _Reader, node: Located | None) -> ProtocolConfig:
     if node is None:
         return ProtocolConfig()
-    keys = {"kind": "", "train_size": "", "n_trials": "", "n_splits": "", "n_repeats": ""}
+    keys = {"kind": "", "train_size": "", "n_trials": "", "n_splits": "", "n_repeats": "", "select_on": ""}
     m = r.mapping(node, "protocol", keys)
     kind = r.string(m["kind"], "protocol.kind", PROTOCOLS) if "kind" in m else "holdout"
     wrong = {"holdout": ("n_splits", "n_repeats"), "kfold": ("train_size", "n_trials")}[kind]
@@ -352,6 +358,8 @@ def _parse_protocol(r: _Reader, node: Located | None) -> ProtocolConfig:
         out = replace(out, n_splits=r.integer(m["n_splits"], "protocol.n_splits", minimum=2))
     if "n_repeats" in m:
         out = replace(out, n_repeats=r.integer(m["n_repeats"], "protocol.n_repeats", minimum=1))
+    if "select_on" in m:
+        out = replace(out, select_on=r.string(m["select_on"], "protocol.select_on", SELECT_ON))
     return out
 
 

@@ -33,8 +33,8 @@ RANKINGS_DIR = Path("cache") / "rankings"
 #: column order of runs.csv (selector diagnostics, if any, follow)
 COLUMNS = [
     "experiment", "dataset", "repeat", "fold", "selector", "method", "k", "accuracy",
-    "n_correct", "n_test", "n_train", "C", "inner_accuracy", "params", "fit_seconds",
-    "n_iter", "standardize", "seed", "split_seed", "fingerprint", "fsbench_version",
+    "n_correct", "n_test", "n_train", "C", "inner_accuracy", "params", "fit_seconds", "task_seconds",
+    "n_iter", "standardize", "select_on", "seed", "split_seed", "fingerprint", "fsbench_version",
 ]
 
 

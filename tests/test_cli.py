@@ -239,6 +239,6 @@ def test_killed_run_resumes_to_identical_rows(tmp_path):
     assert not (killed / "runs.csv").exists()
 
     assert _cli("run", str(config), "--out", str(killed), "-q", "-j", "2", env=env).wait(300) == 0
-    a = pd.read_csv(reference / "runs.csv").drop(columns=["fit_seconds"])
-    b = pd.read_csv(killed / "runs.csv").drop(columns=["fit_seconds"])
+    a = pd.read_csv(reference / "runs.csv").drop(columns=["fit_seconds", "task_seconds"])
+    b = pd.read_csv(killed / "runs.csv").drop(columns=["fit_seconds", "task_seconds"])
     pd.testing.assert_frame_equal(a, b)

@@ -15,7 +15,7 @@ from fsbench.runner import fit_selector, plan, run_experiment
 from fsbench.store import finished_tasks, load_runs
 
 # columns that legitimately differ between runs (wall-clock time)
-TIMING = ["fit_seconds"]
+TIMING = ["fit_seconds", "task_seconds"]
 
 
 class _Spec:
@@ -154,3 +154,63 @@ n_features: [5, 20]
     assert sorted(runs.selector.unique()) == names
     assert len(runs) == 2 * len(names)
     assert runs.accuracy.between(0, 1).all() and (runs.n_test == 24).all()
+
+
+def test_select_on_all_selects_once_on_the_whole_dataset(tmp_path, digits):
+    """The leakage protocol, checked against scikit-learn: F-statistic ranking on all data
+    (z-scored as a whole), top k, linear SVM fit on each training fold, scored on its test fold."""
+    from sklearn.feature_selection import f_classif
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import SVC
+
+    from fsbench.protocol import derive_seed
+
+    text = """
+name: leak
+seed: 3
+datasets: [digits]
+preprocessing: {standardize: global}
+protocol: {kind: kfold, n_splits: 3, n_repeats: 2, select_on: all}
+selectors: [fstat]
+classifier: {name: linear_svm, C: 1}
+n_features: [4, 16]
+"""
+    exp = parse_experiment(text, "leak.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
+    runs = run_experiment(exp, tmp_path / "leak", data=digits, n_jobs=1).runs
+    X, y = digits["digits"].X, digits["digits"].y
+    std = X.std(axis=0)
+    Z = (X - X.mean(axis=0)) / np.where(std == 0, 1.0, std)
+    F = np.nan_to_num(f_classif(Z, y)[0], nan=-np.inf)
+    order = np.argsort(-F, kind="stable")
+    for repeat in range(2):
+        skf = StratifiedKFold(3, shuffle=True, random_state=derive_seed(3, "outer", "digits", repeat))
+        for fold, (train, test) in enumerate(skf.split(Z, y)):
+            for k in (4, 16):
+                cols = order[:k]
+                expected = SVC(kernel="linear", C=1).fit(Z[train][:, cols], y[train]).score(Z[test][:, cols], y[test])
+                row = runs[(runs["repeat"] == repeat) & (runs["fold"] == fold) & (runs["k"] == k)]
+                assert row["accuracy"].item() == pytest.approx(expected, abs=1e-12)
+    assert set(runs["select_on"]) == {"all"}
+
+
+def test_select_on_changes_the_fingerprint_only_when_set(digits):
+    import hashlib
+    import json
+
+    plain = _experiment()
+    # results written before select_on existed keep their fingerprint: the default is left out
+    d = plain.to_dict()
+    for key in ("n_jobs", "name", "description"):
+        d.pop(key)
+    del d["protocol"]["select_on"]
+    before = hashlib.sha256(json.dumps(d, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+    assert plain.fingerprint() == before
+    leak = parse_experiment(
+        "name: unit\nseed: 0\ndatasets: [digits]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 3, "
+        "select_on: all}\ninner_cv: {n_splits: 3}\nselectors: [fisher, fstat, random]\n"
+        "classifier: {name: linear_svm, C: [0.01, 1]}\nn_features: [4, 16]\n",
+        "unit.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
+    assert leak.fingerprint() != plain.fingerprint()
+    with pytest.raises(FsbenchError, match="select_on"):
+        parse_experiment("name: u\ndatasets: [digits]\nprotocol: {select_on: everything}\nselectors: [fisher]\n"
+                         "n_features: [4]\n", "u.yaml", dataset_resolver=lambda n: _Spec("digits", 64))

@@ -1,0 +1,146 @@
+"""`fsbench check`: rerun a faithful subset of each paper's experiment and hold it to the commit.
+
+The subset is the paper's own configuration restricted to a few small datasets and the first
+repetitions. Splits, task seeds and inner folds derive from the config seed and each task's
+identity only (fsbench/protocol.py), so these tasks are exactly tasks of the full run: their
+rows must equal the committed rows, number for number. The check fails when
+
+- a committed row is missing, or a rerun row differs from it (accuracy, chosen C and
+  parameters, iterations, diagnostics; fit times are not compared);
+- a printed cell that reproduces with the committed results no longer does once the rerun
+  rows replace the committed ones;
+- a committed paper table differs from the one regenerated from the committed runs.csv.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fsbench.config import Experiment
+
+#: (datasets, repetitions) rerun by the check: small datasets of each paper, first repetitions.
+CHECK_SUBSETS: dict[str, tuple[tuple[str, ...], int]] = {
+    "rfs": (("glioma", "prostate-ge"), 2),
+    "dso-fs": (("ar",), 2),
+    "sl2p": (("srbct",), 2),
+}
+
+KEY = ["dataset", "repeat", "fold", "selector", "k"]
+EXACT = ["n_correct", "n_test", "n_train", "C", "params", "n_iter", "seed", "split_seed", "select_on",
+         "standardize"]
+CLOSE = ["accuracy", "inner_accuracy"]  # floats through CSV: equal to the last printed digit
+
+
+@dataclass
+class CheckResult:
+    paper: str
+    n_rows: int = 0
+    problems: list[str] = field(default_factory=list)
+    reproducing: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def subset_experiment(experiment: Experiment, datasets: tuple[str, ...], repeats: int) -> Experiment:
+    """The experiment restricted to ``datasets`` and its first ``repeats`` repetitions."""
+    protocol = experiment.protocol
+    if protocol.kind == "holdout":
+        protocol = replace(protocol, n_trials=min(repeats, protocol.n_trials))
+    else:
+        protocol = replace(protocol, n_repeats=min(repeats, protocol.n_repeats))
+    kept = tuple(d for d in experiment.datasets if d in datasets)
+    return replace(experiment, datasets=kept, protocol=protocol)
+
+
+def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame) -> list[str]:
+    """Differences between rerun rows and the committed rows of the same tasks, as sentences."""
+    problems = []
+    merged = rerun.merge(committed, on=KEY, how="left", suffixes=("", "_committed"), indicator=True)
+    missing = merged[merged["_merge"] == "left_only"]
+    if len(missing):
+        first = missing.iloc[0]
+        problems.append(f"{len(missing)} rerun rows have no committed counterpart (first: "
+                        f"{first['dataset']} repeat {first['repeat']} fold {first['fold']} "
+                        f"{first['selector']} k={first['k']}); rerun 'make reproduce' and commit it.")
+        merged = merged[merged["_merge"] == "both"]
+    diag = [c for c in rerun.columns if c.startswith("diag_")]
+    for column in EXACT + diag + CLOSE:
+        if column not in rerun.columns:
+            continue
+        ours = merged[column]
+        theirs = merged.get(f"{column}_committed")
+        if theirs is None:
+            problems.append(f"the committed results lack the column {column!r}; rerun 'make reproduce'.")
+            continue
+        if column in CLOSE:
+            a, b = ours.to_numpy(float), theirs.to_numpy(float)
+            same = np.isclose(a, b, rtol=1e-12, atol=0) | (np.isnan(a) & np.isnan(b))
+        else:
+            same = (ours.astype(str) == theirs.astype(str)).to_numpy()
+        if not same.all():
+            bad = merged[~same].iloc[0]
+            problems.append(f"{int((~same).sum())} rows differ in {column!r} (first: {bad['dataset']} repeat "
+                            f"{bad['repeat']} fold {bad['fold']} {bad['selector']} k={bad['k']}: rerun "
+                            f"{bad[column]!r}, committed {bad[f'{column}_committed']!r}).")
+    return problems
+
+
+def _comparable(runs: pd.DataFrame) -> pd.DataFrame:
+    """runs.csv as read back from disk, so rerun and committed values share their types."""
+    from io import StringIO
+
+    return pd.read_csv(StringIO(runs.to_csv(index=False)))
+
+
+def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir: Path, *,
+                data_dir: Path | None = None, n_jobs: int | None = None) -> CheckResult:
+    """Rerun the paper's check subset into ``work_dir`` and compare it with ``results_dir``."""
+    from fsbench.papers import TABLES
+    from fsbench.report.paper import compare_table, format_paper_table
+    from fsbench.runner import run_experiment
+    from fsbench.store import load_runs
+
+    result = CheckResult(paper)
+    committed = load_runs(results_dir)
+    datasets, repeats = CHECK_SUBSETS[paper]
+    subset = subset_experiment(experiment, datasets, repeats)
+    if not subset.datasets:
+        result.problems.append(f"none of the check datasets {', '.join(datasets)} is in the {paper} config.")
+        return result
+    rerun = _comparable(run_experiment(subset, work_dir, data_dir=data_dir, n_jobs=n_jobs).runs)
+    result.n_rows = len(rerun)
+    result.problems += compare_rows(rerun, committed)
+
+    key_rerun = pd.MultiIndex.from_frame(rerun[KEY])
+    kept = committed[~pd.MultiIndex.from_frame(committed[KEY]).isin(key_rerun)]
+    merged = pd.concat([kept, rerun[committed.columns.intersection(rerun.columns)]], ignore_index=True)
+    for table in TABLES[paper]:
+        before = compare_table(table, committed)
+        after = compare_table(table, merged)
+        was = before["reproduces"].fillna(False).astype(bool).to_numpy()
+        now = after["reproduces"].fillna(False).astype(bool).to_numpy()
+        result.reproducing += int(was.sum())
+        for i in np.flatnonzero(was & ~now):
+            cell = after.iloc[i]
+            result.problems.append(f"{table.name} cell {cell['dataset']} / {cell['method']} k={cell['k']} "
+                                   f"reproduced (z = {before.iloc[i]['z']:.2f}) and no longer does "
+                                   f"(z = {cell['z']:.2f}).")
+        committed_table = results_dir / table_file(table.name)
+        if committed_table.is_file():
+            if committed_table.read_text() != format_paper_table(table, before, "markdown"):
+                result.problems.append(f"{committed_table} differs from the table regenerated from its "
+                                       "runs.csv; rerun 'make reproduce' (or 'fsbench table --paper').")
+        else:
+            result.problems.append(f"{committed_table} is missing; rerun 'make reproduce'.")
+    return result
+
+
+def table_file(table_name: str) -> str:
+    """File name of a committed paper table: 'Table 1' -> 'table1.md'."""
+    return table_name.lower().replace(" ", "") + ".md"

@@ -1,0 +1,134 @@
+"""`make reproduce`: every paper's configuration run on every available dataset, then its tables.
+
+Layout (relative to the project root)::
+
+    configs/papers/<paper>.yaml               the paper's protocol as written (choices in comments)
+    configs/papers/variants/<paper>-*.yaml    the same protocol with one thing changed (leakage,
+                                              test-set sizes implied by the printed values, ...)
+    results/papers/<paper>/                   runs.csv, tables, figures, runlog.jsonl
+    results/papers/variants/<variant>/        the same for each variant
+    results/papers/REPORT.md                  everything side by side (fsbench report)
+
+Every run is resumable (fsbench/runner.py); runlog.jsonl records each invocation's wall time
+and machine, so the report can state what the full run cost even when it spanned sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fsbench.errors import FsbenchError
+from fsbench.papers import PAPERS, TABLES
+from fsbench.papers.check import table_file
+
+RUNLOG = "runlog.jsonl"
+
+
+@dataclass(frozen=True)
+class Layout:
+    configs: Path = Path("configs") / "papers"
+    results: Path = Path("results") / "papers"
+
+    def config(self, paper: str) -> Path:
+        path = self.configs / f"{paper}.yaml"
+        if not path.is_file():
+            raise FsbenchError(f"The config of paper {paper!r} is not at {str(path)!r}; run from the project "
+                               "root or pass --configs.")
+        return path
+
+    def variants(self, paper: str) -> list[Path]:
+        return sorted((self.configs / "variants").glob(f"{paper}-*.yaml"))
+
+    def results_dir(self, paper: str) -> Path:
+        return self.results / paper
+
+    def variant_dir(self, config: Path) -> Path:
+        return self.results / "variants" / config.stem
+
+
+def machine() -> str:
+    """One line naming the machine a run was measured on."""
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def log_run(results_dir: Path, seconds: float, n_tasks: int, n_resumed: int, n_jobs: int) -> None:
+    """Append one invocation's wall time to results_dir/runlog.jsonl."""
+    entry = {"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
+             "n_tasks": n_tasks, "n_run": n_tasks - n_resumed, "n_jobs": n_jobs, "machine": machine()}
+    with open(results_dir / RUNLOG, "a") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
+def read_runlog(results_dir: Path) -> list[dict]:
+    path = results_dir / RUNLOG
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
+    """The paper's tables regenerated beside the printed values: <table>.md and comparison.csv."""
+    import pandas as pd
+
+    from fsbench.report.paper import compare_table, format_paper_table
+    from fsbench.store import atomic_write_text, load_runs
+
+    runs = load_runs(results_dir)
+    written, comparisons = [], []
+    for table in TABLES[paper]:
+        comparison = compare_table(table, runs)
+        comparisons.append(comparison)
+        path = results_dir / table_file(table.name)
+        atomic_write_text(path, format_paper_table(table, comparison, "markdown"))
+        written.append(path)
+    path = results_dir / "comparison.csv"
+    atomic_write_text(path, pd.concat(comparisons, ignore_index=True).to_csv(index=False))
+    return [*written, path]
+
+
+def run_config(config: Path, out: Path, *, data_dir: Path | None, n_jobs: int | None,
+               on_start: Callable[[int, int], None] | None = None,
+               on_task_done: Callable[[str], None] | None = None) -> Path:
+    """Run (or resume) one configuration with missing datasets skipped; log its wall time."""
+    from fsbench.config import load_experiment
+    from fsbench.runner import run_experiment
+
+    experiment = load_experiment(config)
+    result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=True,
+                            on_start=on_start, on_task_done=on_task_done)
+    if result.n_tasks > result.n_resumed:
+        log_run(out, result.seconds, result.n_tasks, result.n_resumed, n_jobs or experiment.n_jobs)
+    return out
+
+
+def check_paper_name(paper: str) -> str:
+    if paper not in PAPERS:
+        raise FsbenchError(f"Unknown paper {paper!r}; choose one of {', '.join(PAPERS)}.")
+    return paper
+
+
+def write_paper_figures(paper: str, results_dir: Path, config: Path, data_dir: Path | None) -> list[Path]:
+    """Accuracy curves, accuracy per p (DSO-FS), and objective per iteration (objective.csv).
+
+    The objective traces are computed once (fits on each dataset's first training part with
+    the parameters the runs chose most often) and kept in objective.csv.
+    """
+    from fsbench.config import load_experiment
+    from fsbench.datasets import load
+    from fsbench.report.figures import TRACES_FILE, paper_figures
+    from fsbench.store import load_runs
+    from fsbench.traces import write_traces
+
+    runs = load_runs(results_dir)
+    if not (results_dir / TRACES_FILE).is_file():
+        experiment = load_experiment(config)
+        present = [d for d in experiment.datasets if d in set(runs["dataset"])]
+        data = {name: load(name, data_dir) for name in present}
+        write_traces(experiment, data, runs, results_dir)
+    return paper_figures(paper, results_dir)

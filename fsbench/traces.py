@@ -1,0 +1,216 @@
+"""Objective per iteration of the iterative selectors, for the convergence figures.
+
+The papers prove that their iterations never increase the objective: RFS (Nie et al. 2010,
+Theorem 1), DSO-FS (Peng & Fan 2016, Theorem 1: ||W||_{2,p} per iteration), SL21/SL2P (Xu,
+Nie & Han 2017, Theorem 2 and Figs. 2-3), and the l2,1 SVM of Cai et al. 2011 by the same
+reweighting argument. :func:`objective_traces` refits each such selector of an experiment on
+the training part of the first outer split of every dataset (standardized as the experiment
+does) and records ``objective_``; the columns ``rel_increase``, ``max_rel_increase`` and
+``monotone`` say whether the proven decrease held. Pure computing: the figure is
+:func:`fsbench.report.figures.objective_curves`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
+
+from fsbench.config import ClassifierConfig, Experiment, InnerCVConfig, ProtocolConfig, SelectorConfig
+from fsbench.errors import FsbenchError
+from fsbench.protocol import derive_seed, outer_splits, standardize
+from fsbench.selectors import get_selector
+from fsbench.store import CONFIG_FILE, atomic_write_text
+
+#: registered selectors whose ``objective_`` is a trace over iterations (not a single value)
+ITERATIVE = ("rfs", "dso", "l21svm", "sl21", "sl2p")
+#: file written by :func:`write_traces` in a results directory
+TRACES_FILE = "objective.csv"
+#: a trace is called monotone when no step increases the objective by more than this, relative
+MONOTONE_RTOL = 1e-6
+
+COLUMNS = ["dataset", "selector", "method", "params", "iteration", "objective", "rel_increase",
+           "max_rel_increase", "monotone", "n_iter", "n_train", "fit_seconds", "warnings"]
+
+
+def _params_json(params: dict[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True)
+
+
+def chosen_params(runs: pd.DataFrame | None, dataset: str, selector: SelectorConfig) -> dict[str, Any]:
+    """The params a selector used most often on a dataset in ``runs`` (one vote per outer split).
+
+    Without runs (or rows for this dataset and selector) they are the configured params and the
+    first grid point. Ties go to the params of the earliest (repeat, fold).
+    """
+    default = {**selector.params_dict, **(selector.grid_points()[0] if selector.grid else {})}
+    if runs is None or "params" not in runs.columns:
+        return default
+    rows = runs[(runs["dataset"] == dataset) & (runs["selector"] == selector.label)]
+    if rows.empty:
+        return default
+    per_split = rows.sort_values(["repeat", "fold"], kind="stable").drop_duplicates(["repeat", "fold"])
+    votes = Counter(per_split["params"].astype(str))  # insertion order breaks ties
+    return {**default, **json.loads(votes.most_common(1)[0][0])}
+
+
+def _trace_params(runs: pd.DataFrame | None, dataset: str, selector: SelectorConfig) -> list[dict[str, Any]]:
+    params = chosen_params(runs, dataset, selector)
+    grid = dict(selector.grid)
+    if selector.name == "dso" and "p" in grid:
+        # DSO-FS: every p of the grid (the p-dependence is what its Fig. 1 is about)
+        return [{**params, "p": p} for p in sorted(grid["p"])]
+    return [params]
+
+
+def _relative_increase(objective: np.ndarray) -> np.ndarray:
+    """(J_t - J_{t-1}) / |J_{t-1}|, clipped at 0; NaN for the first iteration."""
+    out = np.full(objective.size, np.nan)
+    if objective.size > 1:
+        prev, cur = objective[:-1], objective[1:]
+        scale = np.maximum(np.abs(prev), np.finfo(float).tiny)
+        out[1:] = np.maximum(cur - prev, 0.0) / scale
+    return out
+
+
+def _fit_trace(method: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, k_max: int,
+               seed: int, threads: int | None) -> tuple[np.ndarray, float, list[str]]:
+    cls = get_selector(method).cls
+    uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
+    selector = cls(n_features_to_select=k_max, **params, **({"random_state": seed} if uses_seed else {}))
+    with threadpool_limits(limits=threads), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        selector.fit(X, y)
+        seconds = time.perf_counter() - t0
+    messages = sorted({str(w.message).split("\n")[0] for w in caught
+                       if not issubclass(w.category, DeprecationWarning)})
+    objective = np.asarray(getattr(selector, "objective_", []), dtype=float).ravel()
+    return objective, seconds, messages
+
+
+def objective_traces(
+    experiment: Experiment,
+    data: dict[str, Any],
+    runs: pd.DataFrame | None = None,
+    *,
+    n_jobs: int = 1,
+    threads: int | None = 1,
+) -> pd.DataFrame:
+    """Objective per iteration of every iterative selector of ``experiment``, per dataset.
+
+    ``data`` maps dataset name -> an object with ``X`` and ``y`` (datasets of the experiment
+    missing from it are left out). Each selector named in :data:`ITERATIVE` is fitted on the
+    training part of the first outer split (``fsbench.protocol.outer_splits``), z-scored as the
+    experiment says (``fsbench.protocol.standardize``), with the params the runs chose most
+    often on that dataset when ``runs`` is given (see :func:`chosen_params`), else the
+    configured params and first grid point; DSO-FS is fitted for every p of its grid. A
+    (dataset, method, params) fitted once is not fitted again for another label. The fits run
+    in ``n_jobs`` joblib workers with ``threads`` BLAS threads each (None: no limit; on a
+    loaded machine unlimited threads oversubscribe the cores and were measured 50x slower).
+
+    Returns one row per iteration with the columns of :data:`COLUMNS`: ``params`` as JSON,
+    ``iteration`` from 1, ``rel_increase`` = max(0, J_t - J_{t-1}) / |J_{t-1}|, and per trace
+    ``max_rel_increase`` and ``monotone`` (max_rel_increase <= :data:`MONOTONE_RTOL`).
+    """
+    k_max = max(experiment.n_features)
+    jobs = []
+    parts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name in (n for n in experiment.datasets if n in data):
+        X, y = np.asarray(data[name].X, dtype=float), np.asarray(data[name].y)
+        split = outer_splits(y, experiment.protocol, experiment.seed, name)[0]
+        X_train, _ = standardize(X, split.train, split.test, experiment.standardize)
+        parts[name] = (X_train, y[split.train])
+        done: set[tuple[str, str]] = set()
+        for sel in experiment.selectors:
+            if sel.name not in ITERATIVE:
+                continue
+            for params in _trace_params(runs, name, sel):
+                key = (sel.name, _params_json(params))
+                if key not in done:
+                    done.add(key)
+                    jobs.append((name, sel, params, derive_seed(experiment.seed, "trace", name, sel.label)))
+    results = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_trace)(sel.name, params, *parts[name], k_max, seed, threads)
+        for name, sel, params, seed in jobs
+    )
+    frames = []
+    for (name, sel, params, _), (objective, seconds, messages) in zip(jobs, results, strict=True):
+        if objective.size == 0:
+            continue
+        rise = _relative_increase(objective)
+        worst = float(np.nanmax(rise)) if objective.size > 1 else 0.0
+        frames.append(pd.DataFrame({
+            "dataset": name, "selector": sel.label, "method": sel.name, "params": _params_json(params),
+            "iteration": np.arange(1, objective.size + 1), "objective": objective,
+            "rel_increase": rise, "max_rel_increase": worst,
+            "monotone": worst <= MONOTONE_RTOL, "n_iter": objective.size,
+            "n_train": int(parts[name][1].size), "fit_seconds": seconds,
+            "warnings": " | ".join(messages),
+        }))
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS)
+    return pd.concat(frames, ignore_index=True)[COLUMNS]
+
+
+def trace_summary(traces: pd.DataFrame, rtol: float = MONOTONE_RTOL) -> pd.DataFrame:
+    """One row per trace: iterations, first and last objective, largest relative rise, monotone."""
+    keys = ["dataset", "selector", "method", "params"]
+    rows = []
+    for key, t in traces.groupby(keys, sort=False):
+        obj = t.sort_values("iteration")["objective"].to_numpy(dtype=float)
+        rise = _relative_increase(obj)
+        worst = float(np.nanmax(rise)) if obj.size > 1 else 0.0
+        rows.append({**dict(zip(keys, key, strict=True)), "n_iter": obj.size, "first": obj[0],
+                     "last": obj[-1], "max_rel_increase": worst, "monotone": worst <= rtol})
+    return pd.DataFrame(rows, columns=[*keys, "n_iter", "first", "last", "max_rel_increase", "monotone"])
+
+
+def write_traces(experiment: Experiment, data: dict[str, Any], runs: pd.DataFrame | None,
+                 results_dir: str | Path, *, n_jobs: int = 1, threads: int | None = 1) -> Path:
+    """Compute :func:`objective_traces` and write it atomically to ``results_dir/objective.csv``."""
+    traces = objective_traces(experiment, data, runs, n_jobs=n_jobs, threads=threads)
+    path = Path(results_dir) / TRACES_FILE
+    atomic_write_text(path, traces.to_csv(index=False, float_format="%.17g"))
+    return path
+
+
+def experiment_from_results(results_dir: str | Path) -> Experiment:
+    """The experiment a results directory was run with, rebuilt from its ``config.yaml``.
+
+    Raises FsbenchError when the file is missing or does not rebuild to its fingerprint.
+    """
+    path = Path(results_dir) / CONFIG_FILE
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise FsbenchError(f"Cannot read {str(path)!r} ({exc}); rerun the experiment.") from None
+    try:
+        experiment = Experiment(
+            name=doc["name"], seed=int(doc["seed"]), datasets=tuple(doc["datasets"]),
+            selectors=tuple(
+                SelectorConfig(name=s["name"], label=s["label"],
+                               params=tuple(sorted((s.get("params") or {}).items())),
+                               grid=tuple(sorted((k, tuple(v)) for k, v in (s.get("grid") or {}).items())))
+                for s in doc["selectors"]),
+            n_features=tuple(doc["n_features"]), standardize=doc["standardize"],
+            protocol=ProtocolConfig(**doc["protocol"]), inner_cv=InnerCVConfig(**doc["inner_cv"]),
+            classifier=ClassifierConfig(name=doc["classifier"]["name"], backend=doc["classifier"]["backend"],
+                                        C=tuple(doc["classifier"]["C"])),
+            n_jobs=int(doc.get("n_jobs", 1)), description=doc.get("description", ""), source=str(path),
+        )
+    except (KeyError, TypeError) as exc:
+        raise FsbenchError(f"{str(path)!r} is not an fsbench config.yaml ({exc}); rerun the experiment.") from None
+    if doc.get("fingerprint") and experiment.fingerprint() != doc["fingerprint"]:
+        raise FsbenchError(f"{str(path)!r} does not rebuild to its fingerprint; rerun the experiment.")
+    return experiment

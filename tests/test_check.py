@@ -1,0 +1,118 @@
+"""`fsbench check` and the paper-reproduction layout: a rerun subset equals the committed rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fsbench.config import parse_experiment
+from fsbench.papers import check as check_mod
+from fsbench.papers.check import check_paper, compare_rows, subset_experiment
+from fsbench.papers.reproduce import write_paper_tables
+from fsbench.protocol import outer_splits
+from fsbench.runner import run_experiment
+
+
+class _Spec:
+    def __init__(self, name, n_features):
+        self.name, self.n_features = name, n_features
+
+
+def _experiment(kind: str = "kfold"):
+    protocol = ("{kind: kfold, n_splits: 3, n_repeats: 3}" if kind == "kfold"
+                else "{kind: holdout, train_size: 0.5, n_trials: 3}")
+    text = f"""
+name: rfs
+seed: 5
+datasets: [digits]
+protocol: {protocol}
+selectors: [fisher, random]
+classifier: {{name: linear_svm, C: 1}}
+n_features: [4, 20]
+"""
+    return parse_experiment(text, "rfs.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
+
+
+@pytest.mark.parametrize("kind", ["kfold", "holdout"])
+def test_the_subset_has_exactly_the_splits_of_the_full_protocol(kind):
+    from sklearn.datasets import load_digits
+
+    y = load_digits().target
+    full = _experiment(kind)
+    sub = subset_experiment(full, ("digits", "glioma"), 2)
+    assert sub.datasets == ("digits",)
+    big = outer_splits(y, full.protocol, full.seed, "digits")
+    small = outer_splits(y, sub.protocol, sub.seed, "digits")
+    assert len(small) == len(big) * 2 // 3
+    for a, b in zip(small, big, strict=False):
+        assert (a.repeat, a.fold) == (b.repeat, b.fold)
+        assert np.array_equal(a.train, b.train) and np.array_equal(a.test, b.test)
+
+
+def _frame(acc):
+    return pd.DataFrame({"dataset": ["d"] * 2, "repeat": [0, 0], "fold": [0, 0], "selector": ["s"] * 2,
+                         "k": [1, 2], "accuracy": acc, "n_correct": [1, 2], "params": ["{}", "{}"]})
+
+
+def test_compare_rows_names_every_kind_of_difference():
+    assert compare_rows(_frame([0.5, 0.75]), _frame([0.5, 0.75])) == []
+    problems = compare_rows(_frame([0.5, 0.75]), _frame([0.5, 0.7500001]))
+    assert len(problems) == 1 and "'accuracy'" in problems[0] and "k=2" in problems[0]
+    fewer = _frame([0.5, 0.75]).iloc[:1]
+    assert "no committed counterpart" in compare_rows(_frame([0.5, 0.75]), fewer)[0]
+    renamed = _frame([0.5, 0.75]).assign(params=['{"C": 1}', "{}"])
+    assert "'params'" in compare_rows(renamed, _frame([0.5, 0.75]))[0]
+
+
+def test_check_passes_on_its_own_results_and_fails_on_tampering(tmp_path, monkeypatch):
+    monkeypatch.setitem(check_mod.CHECK_SUBSETS, "rfs", (("digits",), 1))
+    exp = _experiment()
+    committed = tmp_path / "committed"
+    run_experiment(exp, committed, n_jobs=1)
+    write_paper_tables("rfs", committed)
+
+    result = check_paper("rfs", exp, committed, tmp_path / "rerun1", n_jobs=2)
+    assert result.ok, result.problems
+    assert result.n_rows == 3 * 2 * 2  # 3 folds of the first repeat x 2 selectors x 2 k
+
+    runs = pd.read_csv(committed / "runs.csv")
+    first = runs.index[(runs["repeat"] == 0) & (runs["selector"] == "fisher")][0]
+    runs.loc[first, "accuracy"] += 0.01
+    runs.to_csv(committed / "runs.csv", index=False)
+    result = check_paper("rfs", exp, committed, tmp_path / "rerun2", n_jobs=1)
+    assert not result.ok
+    assert any("'accuracy'" in p for p in result.problems)
+    assert not any("table" in p for p in result.problems)
+
+    (committed / "table1.md").write_text("edited by hand\n")
+    result = check_paper("rfs", exp, committed, tmp_path / "rerun3", n_jobs=1)
+    assert any("differs from the table regenerated" in p for p in result.problems)
+
+
+def test_check_fails_when_a_reproducing_cell_stops_reproducing(tmp_path, monkeypatch):
+    from fsbench.papers import RFS, PrintedCell, PrintedTable
+    from fsbench.report.tables import per_repeat
+
+    monkeypatch.setitem(check_mod.CHECK_SUBSETS, "rfs", (("digits",), 3))
+    exp = _experiment()
+    committed = tmp_path / "committed"
+    run_experiment(exp, committed, n_jobs=1)
+    # committed rows made 5 points better than the truth ...
+    tampered = pd.read_csv(committed / "runs.csv")
+    hit = (tampered["selector"] == "fisher") & (tampered["k"] == 20)
+    bump = np.minimum(np.round(0.05 * tampered["n_test"]), tampered["n_test"] - tampered["n_correct"])
+    tampered.loc[hit, "n_correct"] += bump[hit]
+    tampered.loc[hit, "accuracy"] = tampered["n_correct"] / tampered["n_test"]
+    tampered.to_csv(committed / "runs.csv", index=False)
+    reps = per_repeat(tampered[hit])
+    printed = 100 * reps["accuracy"].mean()
+    # ... and a printed value equal to them: in the commit, the cell reproduces (z = 0)
+    table = PrintedTable(RFS, "Table 1", "unit", (("digits", "DIGITS"),), (("fisher", "FS"),),
+                         (PrintedCell("digits", "fisher", 20, printed),))
+    monkeypatch.setattr("fsbench.papers.TABLES", {"rfs": (table,)})
+    monkeypatch.setattr("fsbench.papers.reproduce.TABLES", {"rfs": (table,)})
+    write_paper_tables("rfs", committed)
+    result = check_paper("rfs", exp, committed, tmp_path / "rerun", n_jobs=1)
+    assert result.reproducing == 1
+    assert any("reproduced (z = 0.00) and no longer does" in p for p in result.problems), result.problems

@@ -1,0 +1,207 @@
+"""REPORT.md generation on a tiny hand-made layout whose numbers are worked out by hand.
+
+The RFS paper's main results hold two datasets (allaml, glioma), two selectors (relieff, rfs),
+k = 20 and 80 (the printed table's k), 3 repetitions of a 2-fold CV with 10 test samples per
+fold, so one repetition's CV accuracy is a multiple of 5 points. Each cell's three per-repeat
+accuracies are chosen so that it lies clearly inside or clearly outside the reproduction rule
+(|z| <= 2 with z = (mean - printed) / sd over repetitions, and one test sample = 5 points).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+import yaml
+
+from fsbench.papers.reproduce import Layout
+from fsbench.report.reproduction import (
+    build_report,
+    compare_variant,
+    config_comment,
+    headline_claims,
+    load_results,
+    variant_description,
+)
+
+N_TEST = 10  # per fold; 2 folds -> 20 test samples per repetition
+# per-repeat CV accuracy (%) of each cell; printed values are RFS Table 1's
+OURS = {
+    # printed 95.89: mean 95, sd 5, z = -0.18, delta = -0.18 samples -> reproduces, within one sample
+    ("allaml", "rfs", 20): [90, 100, 95],
+    # printed 90.36: mean 55, sd 5, z = -7.1 -> neither
+    ("allaml", "relieff", 20): [50, 55, 60],
+    # printed 97.32: mean 98.33, sd 2.89, z = +0.35, +0.2 samples -> both
+    ("allaml", "rfs", 80): [95, 100, 100],
+    # printed 95.89: mean 95, sd 0 -> |z| infinite, but -0.18 samples -> within one sample only
+    ("allaml", "relieff", 80): [95, 95, 95],
+    # printed 74: mean 75, sd 5, z = +0.2 -> both
+    ("glioma", "rfs", 20): [70, 75, 80],
+    # printed 50: mean 70, sd 5, z = +4 -> neither
+    ("glioma", "relieff", 20): [75, 65, 70],
+    # printed 70: mean 50, sd 5, z = -4 -> neither
+    ("glioma", "rfs", 80): [45, 50, 55],
+    # printed 54: mean 55, sd 5, z = +0.2 -> both
+    ("glioma", "relieff", 80): [50, 55, 60],
+}
+
+
+def _rows(experiment: str, repeats: dict[str, list[int]], shift: int = 0) -> list[dict]:
+    """runs.csv rows; ``shift`` removes (repeat + 1) * shift correct answers from fold 0."""
+    rows = []
+    for (dataset, selector, k), accs in OURS.items():
+        for repeat in repeats[dataset]:
+            correct = accs[repeat] // 5  # of 20
+            folds = [math.ceil(correct / 2) - shift * (repeat + 1), correct // 2]
+            for fold, c in enumerate(folds):
+                rows.append({"experiment": experiment, "dataset": dataset, "repeat": repeat, "fold": fold,
+                             "selector": selector, "method": selector, "k": k, "accuracy": c / N_TEST,
+                             "n_correct": c, "n_test": N_TEST, "n_train": 40, "C": 1.0, "params": "{}",
+                             "task_seconds": 1.5})
+    return rows
+
+
+def _results_config(name: str, datasets: list[str]) -> dict:
+    return {"name": name, "datasets": [*datasets, "lung"], "skipped_datasets": ["lung"],
+            "selectors": [{"name": "relieff", "label": "relieff"}, {"name": "rfs", "label": "rfs"}],
+            "protocol": {"kind": "kfold", "n_splits": 2, "n_repeats": 3}}
+
+
+@pytest.fixture
+def layout(tmp_path):
+    configs, results = tmp_path / "configs" / "papers", tmp_path / "results" / "papers"
+    (configs / "variants").mkdir(parents=True)
+    (configs / "rfs.yaml").write_text("# Tiny RFS protocol.\n#\n# - gamma = 1, a choice.\nname: rfs\nseed: 0\n")
+    (configs / "variants" / "rfs-select-all.yaml").write_text(
+        "# Leakage study: selection on all data\n# before CV. More text.\n#\n# Other paragraph.\nname: x\n")
+    main = results / "rfs"
+    main.mkdir(parents=True)
+    pd.DataFrame(_rows("rfs", {"allaml": [0, 1, 2], "glioma": [0, 1, 2]})).to_csv(main / "runs.csv", index=False)
+    (main / "config.yaml").write_text(yaml.safe_dump(_results_config("rfs", ["allaml", "glioma"])))
+    log = [{"seconds": 10.0, "machine": "Linux x86_64, 2 cores"}, {"seconds": 20.0, "machine": "Linux x86_64, 2 cores"}]
+    (main / "runlog.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
+    # the variant is still running: task files only, glioma's third repetition missing
+    variant = results / "variants" / "rfs-select-all"
+    (variant / "tasks").mkdir(parents=True)
+    rows = pd.DataFrame(_rows("rfs-select-all", {"allaml": [0, 1, 2], "glioma": [0, 1]}, shift=1))
+    for i, (_, task) in enumerate(rows.groupby(["dataset", "repeat", "fold", "selector"])):
+        (variant / "tasks" / f"t{i:03d}.json").write_text(json.dumps(task.to_dict("records")))
+    (variant / "config.yaml").write_text(yaml.safe_dump(_results_config("rfs-select-all", ["allaml", "glioma"])))
+    return Layout(configs=configs, results=results)
+
+
+def _t_pvalue(diffs: list[float]) -> float:
+    """Two-sided paired t-test p-value by the closed-form t CDF for 1 and 2 degrees of freedom."""
+    n = len(diffs)
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    t = abs(mean / (sd / math.sqrt(n)))
+    if n == 2:  # Cauchy
+        return 1.0 - 2.0 / math.pi * math.atan(t)
+    assert n == 3
+    return 1.0 - t / math.sqrt(t * t + 2.0)
+
+
+def test_reproduction_shares_in_summary(layout):
+    report = build_report(layout)
+    rfs_row = next(line for line in report.splitlines() if line.startswith("| RFS"))
+    cells = [c.strip() for c in rfs_row.strip("|").split("|")]
+    assert cells[1] == "complete"
+    assert cells[2].startswith("2/6 (")
+    assert "LUNG: not available here" in cells[2] and "Carcinomas: not in the config" in cells[2]
+    assert cells[3] == "8/72"
+    assert cells[4] == "4/8 (50%)"  # allaml rfs 20 and 80, glioma rfs 20, glioma relieff 80
+    assert cells[5] == "5/8 (62%)"  # the same four and allaml relieff 80 (sd 0, 0.18 samples off)
+
+
+def test_headline_claims_by_hand(layout):
+    runs = load_results("rfs", layout.results / "rfs").runs
+    claims = headline_claims("rfs", runs).set_index(["dataset", "k"])
+    # allaml k=20: rfs - relieff per repeat = 40, 45, 35
+    row = claims.loc[("allaml", 20)]
+    assert row["is_best"] and row["runner_up"] == "relieff"
+    assert row["margin"] == pytest.approx(40.0)
+    assert row["t_pvalue"] == pytest.approx(_t_pvalue([40, 45, 35]))
+    assert row["significant"]
+    # glioma k=20: -5, 10, 5... i.e. 70-75, 75-65, 80-70
+    row = claims.loc[("glioma", 20)]
+    assert row["is_best"] and row["t_pvalue"] == pytest.approx(_t_pvalue([-5, 10, 10]))
+    assert not row["significant"]
+    # allaml k=80: 0, 5, 5 -> best, p = 0.18; glioma k=80: relieff is better
+    assert claims.loc[("allaml", 80)]["is_best"] and not claims.loc[("allaml", 80)]["significant"]
+    assert claims.loc[("glioma", 80)]["best"] == "relieff"
+    assert not claims.loc[("lung", 20)]["has_results"]
+    # printed: RFS is the best of its printed row on all six datasets at both k
+    assert claims["printed_best"].all()
+
+    report = build_report(layout)
+    assert ("RFS has the best accuracy on 2 of 2 datasets at k = 20; its margin over the runner-up is "
+            "significant (paired t-test p < 0.05) on 1. As printed, it is the best on 2 of the same 2 "
+            "(on 6 of all 6 printed rows).") in report
+    assert "RFS has the best accuracy on 1 of 2 datasets at k = 80" in report
+    assert "on 1 of 2 datasets at k = 80; its margin over the runner-up is significant (paired t-test " \
+           "p < 0.05) on 0." in report
+
+
+def test_variant_difference_by_hand(layout):
+    main = load_results("rfs", layout.results / "rfs")
+    variant = load_results("rfs-select-all", layout.results / "variants" / "rfs-select-all")
+    assert variant.source == "tasks" and variant.partial and not main.partial
+    table = compare_variant(main.complete(), variant.complete(), [20, 80]).set_index(["dataset", "selector", "k"])
+    # the variant loses (repeat + 1) of 20 test samples: -5, -10, -15 points
+    allaml = table.loc[("allaml", "rfs", 20)]
+    assert allaml["diff"] == pytest.approx(-10.0)
+    assert allaml["main"] == pytest.approx(95.0) and allaml["variant"] == pytest.approx(85.0)
+    assert allaml["n_repeats"] == 3
+    assert allaml["t_pvalue"] == pytest.approx(_t_pvalue([-5, -10, -15]))
+    glioma = table.loc[("glioma", "relieff", 80)]  # only repetitions 0 and 1 are complete in the variant
+    assert glioma["n_repeats"] == 2 and glioma["diff"] == pytest.approx(-7.5)
+    assert glioma["t_pvalue"] == pytest.approx(_t_pvalue([-5, -10]))
+
+    report = build_report(layout)
+    assert "Leakage study: selection on all data before CV." in report  # first sentence names the variant
+    assert "Other paragraph" not in report
+    assert "| ALLAML | RFS | 20 | 95.00 | 85.00 | -10.00 | 0.0742 | 3 |" in report
+    # mean over the two datasets at each k: (-10 + -7.5) / 2
+    assert "- RFS: -8.75 points at k = 20 (2 datasets), -8.75 points at k = 80 (2 datasets)" in report
+    assert "**Partial results**: only repetitions complete in both runs are compared." in report
+
+
+def test_cost_and_protocol(layout):
+    report = build_report(layout)
+    assert "- Wall time: 30 s (0.01 h) over 2 invocation(s) (runlog.jsonl)." in report
+    assert "- Machine: Linux x86_64, 2 cores" in report
+    # 2 datasets x 3 repeats x 2 folds x 2 selectors = 24 tasks of 1.5 s, each counted once (not per k)
+    assert "- Tasks (dataset x repetition x fold x selector): 24." in report
+    assert "- Compute time, summed over tasks (one worker): 36 s (0.01 h)." in report
+    assert "| glioma | 8/12 | 2/3 |" in report  # the variant's glioma: 2 of 3 repetitions
+    assert "Tiny RFS protocol.\n\n- gamma = 1, a choice." in report
+    assert "![rfs: accuracy vs number of selected features]" not in report  # no figure files here
+
+
+def test_missing_papers_and_determinism(layout, tmp_path):
+    report = build_report(layout)
+    assert "Not run yet: no results in results/papers/dso-fs/." in report
+    assert "Not run yet: no results in results/papers/sl2p/." in report
+    dso_row = next(line for line in report.splitlines() if line.startswith("| DSO-FS"))
+    assert "| not run yet |" in dso_row and "0/30" in dso_row
+    assert "### rfs-standardize-train" not in report  # no such config or results in this layout
+    assert str(tmp_path) not in report
+    assert build_report(layout) == report
+    # SL2P forensics needs no results: GLIOMA's printed values imply 36 test samples of 50, not 25
+    assert "| GLIOM | 50 | 25 | 36 | no | not run |" in report
+
+
+def test_figure_links_are_relative(layout):
+    (layout.results / "rfs" / "curves.png").write_bytes(b"\x89PNG")
+    report = build_report(layout)
+    assert "![rfs: accuracy vs number of selected features](rfs/curves.png)" in report
+
+
+def test_config_comment_and_variant_description(tmp_path):
+    path = tmp_path / "v.yaml"
+    path.write_text("# One line without a period\n# that ends here. Second.\nname: v\n# not a header\n")
+    assert config_comment(path) == "One line without a period\nthat ends here. Second."
+    assert variant_description(path) == "One line without a period that ends here."
