@@ -180,17 +180,20 @@ def _paper_layout(fn: Any) -> Any:
 @click.argument("papers", nargs=-1, type=click.Choice(["rfs", "dso-fs", "sl2p"]))
 @click.option("--n-jobs", "-j", type=int, default=None, help="Parallel workers (overrides the configs).")
 @click.option("--no-variants", is_flag=True, help="Only the papers' protocols, not the variant configs.")
+@click.option("--collect", is_flag=True,
+              help="Run nothing: write runs.csv, tables and figures from the tasks finished so far.")
 @_data_dir_option
 @_paper_layout
-def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, data_dir: Path | None,
-              configs_dir: Path, results_root: Path) -> None:
+def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, collect: bool,
+              data_dir: Path | None, configs_dir: Path, results_root: Path) -> None:
     """Run every paper's config (default: all three) on every available dataset; write its tables.
 
-    Resumable: run it again after an interruption. Then ``fsbench report`` writes REPORT.md.
+    Resumable: run it again after an interruption. Then ``fsbench report`` writes REPORT.md
+    (which labels the results of unfinished runs, collected with --collect, as partial).
     """
-    from fsbench.papers.reproduce import Layout, run_config, write_paper_figures, write_paper_tables
+    from fsbench.papers.reproduce import Layout, write_paper_figures, write_paper_tables
     from fsbench.report import format_table, plot_curves
-    from fsbench.store import load_runs
+    from fsbench.store import collect_runs, load_runs
 
     layout = Layout(configs_dir, results_root)
     for paper in papers or ("rfs", "dso-fs", "sl2p"):
@@ -198,21 +201,32 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, da
         if not no_variants:
             jobs += [(c, layout.variant_dir(c)) for c in layout.variants(paper)]
         for config, out in jobs:
-            click.echo(f"{config} -> {out}", err=True)
-            try:
-                run_config(config, out, data_dir=data_dir, n_jobs=n_jobs,
-                           on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True))
-            except KeyboardInterrupt:
-                click.echo("\nInterrupted: finished tasks are saved; run the same command again to resume.",
-                           err=True)
-                sys.exit(EXIT_INTERRUPTED)
+            if collect:
+                if collect_runs(out) is None:
+                    continue
+            else:
+                click.echo(f"{config} -> {out}", err=True)
+                _run_paper_config(config, out, data_dir, n_jobs)
             runs = load_runs(out)
             (out / "table.md").write_text(format_table(runs, None, "markdown"))
             plot_curves(runs, out / "curves", title=out.name)
+        if not (layout.results_dir(paper) / "runs.csv").is_file():
+            continue
         written = write_paper_tables(paper, layout.results_dir(paper))
         written += write_paper_figures(paper, layout.results_dir(paper), layout.config(paper), data_dir)
         for path in written:
             click.echo(f"wrote {path}")
+
+
+def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None) -> None:
+    from fsbench.papers.reproduce import run_config
+
+    try:
+        run_config(config, out, data_dir=data_dir, n_jobs=n_jobs,
+                   on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True))
+    except KeyboardInterrupt:
+        click.echo("\nInterrupted: finished tasks are saved; run the same command again to resume.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 @main.command()

@@ -98,6 +98,12 @@ def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
     return load_runs(out_dir)  # the caller sees exactly what is on disk
 
 
+def collect_runs(out_dir: Path) -> pd.DataFrame | None:
+    """runs.csv rewritten from every finished task file (of a run still in progress); None if none."""
+    ids = sorted(finished_tasks(out_dir))
+    return write_runs(out_dir, read_tasks(out_dir, ids)) if ids else None
+
+
 def load_runs(results_dir: str | Path) -> pd.DataFrame:
     """Read ``runs.csv`` of a results directory (or a path to a runs.csv file)."""
     path = Path(results_dir)

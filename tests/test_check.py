@@ -116,3 +116,20 @@ def test_check_fails_when_a_reproducing_cell_stops_reproducing(tmp_path, monkeyp
     result = check_paper("rfs", exp, committed, tmp_path / "rerun", n_jobs=1)
     assert result.reproducing == 1
     assert any("reproduced (z = 0.00) and no longer does" in p for p in result.problems), result.problems
+
+
+def test_collect_rewrites_runs_from_the_finished_tasks(tmp_path):
+    from fsbench.store import collect_runs, finished_tasks, task_path
+
+    exp = _experiment("holdout")
+    out = tmp_path / "run"
+    full = run_experiment(exp, out, n_jobs=1).runs
+    assert collect_runs(tmp_path / "empty") is None
+    lost = sorted(finished_tasks(out))[0]
+    task_path(out, lost).unlink()  # as if the run had been interrupted before this task
+    partial = collect_runs(out)
+    key = ["dataset", "repeat", "fold", "selector", "k"]
+    assert len(partial) == len(full) - 2  # one task = 2 values of k
+    merged = partial.merge(full, on=key, suffixes=("", "_full"))
+    assert len(merged) == len(partial)
+    assert np.array_equal(merged["accuracy"], merged["accuracy_full"])
