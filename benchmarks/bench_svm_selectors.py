@@ -89,7 +89,7 @@ METHODS = [
     ("sl21", {"C": 1.0}),
     ("l21svm", {"C": 1.0}),
     ("cssvm", {"C": 1.0}),
-    ("l1svm", {"C": 1.0, "random_state": 0}),
+    ("l1svm", {"C": 1.0, "n_features_to_select": 100}),
 ]
 
 
@@ -104,11 +104,13 @@ def fit_time_table(datasets: list[str], capped: dict[str, int]) -> None:
             cap = capped.get(ds)
             if cap and name in ("sl2p", "sl21", "l21svm"):
                 params["max_iter"] = cap
+            load = os.getloadavg()[0]
             est, sec, warned = timed_fit(name, params, X, y)
+            notes_load = f"load {load:.1f}"
             diag = getattr(est, "diagnostics_", {})
             label = name + ("" if "p" not in params else f" p={params['p']:g}")
             solver = diag.get(
-                "inner_solver", diag.get("solver", "liblinear" if name == "l1svm" else "")
+                "inner_solver", diag.get("solver", "newton-lars" if name == "l1svm" else "")
             )
             notes = []
             if cap and name in ("sl2p", "sl21", "l21svm"):
@@ -116,12 +118,16 @@ def fit_time_table(datasets: list[str], capped: dict[str, int]) -> None:
             if "n_support" in diag:
                 notes.append(f"theta>1e-12: {diag['n_support']}")
             if name == "l1svm":
-                notes.append(f"non-zero {diag['n_nonzero']}, +{diag['n_entered_on_path']} on path")
+                notes.append(
+                    f"non-zero {diag['n_nonzero']}, +{diag['n_entered_on_path']} on "
+                    f"{diag['path_points']} path points; gap {diag['duality_gap']:.1e}"
+                )
             if "max_inner_gap" in diag:
                 gap = diag["max_inner_gap"]
                 notes.append(f"max inner gap {gap:.1e}" if np.isfinite(gap) else "gap uncertified")
             if warned:
                 notes.append("warned: " + ", ".join(warned))
+            notes.append(notes_load)
             print(
                 f"| {ds} | {X.shape[0]} x {X.shape[1]} | {label} | {sec:.2f} | {est.n_iter_} | "
                 f"{diag.get('converged', '')} | {solver} | {'; '.join(notes)} |",

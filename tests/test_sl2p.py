@@ -9,13 +9,12 @@ relative for round-off in J itself.
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import cvxpy as cp
 import numpy as np
 import pytest
+from conftest import fit_quiet, random_problem, signed
 from sklearn.base import clone
-from threadpoolctl import threadpool_limits
 
 from fsbench.selectors import get_selector, make_selector
 from fsbench.selectors._svm import DegenerateWeightsWarning
@@ -23,33 +22,7 @@ from fsbench.selectors._svm import DegenerateWeightsWarning
 INNER_TOL = 1e-8
 
 
-@pytest.fixture(autouse=True)
-def _one_blas_thread():
-    # small dense factorizations: threads only add contention on the shared CI cores
-    with threadpool_limits(1):
-        yield
-
-
-def signed(y, c):
-    return np.where(y[:, None] == np.arange(c)[None, :], 1.0, -1.0)
-
-
-def random_problem(n, d, c, seed, informative=0):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % c
-    rng.shuffle(y)
-    X = rng.standard_normal((n, d))
-    if informative:
-        X[:, :informative] += 3.0 * signed(y, c)[:, np.arange(informative) % c]
-    return X, y
-
-
-def fit_quiet(name, X, y, **params):
-    est = make_selector(name, params)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(X, y)
-    return est
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def eq5_objective_loops(X, y, c, theta, W_eff, b, p, C, C_scale, loss):

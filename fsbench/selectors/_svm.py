@@ -39,6 +39,10 @@ A_ik <= C [k = y_i] (Keerthi et al. 2008). Solvers (``method``):
   same problem, compiled dual coordinate descent with shrinking) with ``tol`` as LIBLINEAR's
   stopping tolerance. It returns no dual variables, so there is no warm start and no
   certified gap (``dual`` is NaN).
+
+``ReweightedSVM`` is the shared base (parameters, outer loop, diagnostics) of the selectors
+that alternate (P) with a closed-form reweighting of the feature scales: ``l21svm`` and
+``sl21``/``sl2p``.
 """
 
 from __future__ import annotations
@@ -46,10 +50,13 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, lu_factor, lu_solve
 from sklearn.exceptions import ConvergenceWarning
+
+from fsbench.selectors.base import BaseSelector
 
 LOSSES = ("ovr", "crammer_singer")
 IP_MAX_SAMPLES = 400
@@ -125,6 +132,7 @@ class _Best:
         self.rel = np.inf
         self.stalled_for = 0
         self.patience = patience
+        self.done = False
 
     def offer(self, A, F, P, D) -> None:
         rel = _rel_gap(P, D)
@@ -138,6 +146,13 @@ class _Best:
     @property
     def stalled(self) -> bool:
         return self.stalled_for >= self.patience
+
+    def stop(self, A, F, y, C, loss, tol) -> bool:
+        """Offer the dual-feasible A (F = K A); True once its gap is within tol or we stalled."""
+        P, D = _primal_dual(A, F, y, C, loss)
+        self.offer(A, F, P, D)
+        self.done = _done(P, D, tol)
+        return self.done or self.stalled
 
     def result(self, it: int, ok: bool):
         if self.point is None:
@@ -242,13 +257,8 @@ def _ip_ovr(K, y, c, C, tol, max_iter):
         A = (
             Y * np.clip(a, 0.0, C)
         ).T  # the clip only undoes round-off: a dual-feasible certificate
-        F = K @ A
-        P, D = _primal_dual(A, F, y, C, "ovr")
-        best.offer(A, F, P, D)
-        if _done(P, D, tol):
-            return best.result(it, True)
-        if best.stalled:
-            break
+        if best.stop(A, K @ A, y, C, "ovr", tol):
+            return best.result(it, best.done)
     return best.result(it, False)
 
 
@@ -317,13 +327,8 @@ def _ip_cs(K, y, c, C, tol, max_iter):
         if np.all(-off.sum(axis=1) <= C):
             Af = off
             Af[rows, y] = -off.sum(axis=1)
-            Ff = K @ Af
-            P, D = _primal_dual(Af, Ff, y, C, "crammer_singer")
-            best.offer(Af, Ff, P, D)
-            if _done(P, D, tol):
-                return best.result(it, True)
-            if best.stalled:
-                break
+            if best.stop(Af, K @ Af, y, C, "crammer_singer", tol):
+                return best.result(it, best.done)
     return best.result(it, False)
 
 
@@ -393,6 +398,7 @@ def _liblinear(Xa, s2a, y, c, C, loss, fit_intercept, tol, max_iter):
         tol=tol,
         max_iter=max_iter,
         dual=True,
+        random_state=0,  # LIBLINEAR's dual CD shuffles; None would read numpy's global state
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
@@ -533,3 +539,121 @@ def solve_svm(
         method=method,
         converged=bool(ok),
     )
+
+
+class ReweightedSVM(BaseSelector):
+    """Base of the selectors that alternate an SVM step (P) with a closed-form reweighting.
+
+    ``l21svm`` and ``sl21``/``sl2p``: each outer iteration solves (P) on the features scaled
+    by ``s = exp(log_s2 / 2)`` (warm-started from the previous dual where the solver allows),
+    records the selector's objective J at the resulting weights, and updates the selector's
+    state (the reweighting: eta for L21-SVM, log theta for SL2P). Subclasses define
+    ``_log_scales(state) -> log_s2`` and ``_reweight(res, log_s2, state, C, y) ->
+    (J, new state, degenerate)``; the loop stops when J decreases by less than ``tol * J``,
+    after ``max_iter`` iterations, or at once when the step is degenerate (W = 0).
+    """
+
+    def __init__(
+        self,
+        n_features_to_select: int = 10,
+        C: float = 1.0,
+        loss: str = "ovr",
+        fit_intercept: bool = True,
+        tol: float = 1e-5,
+        max_iter: int = 200,
+        inner_tol: float = 1e-8,
+        solver: str = "auto",
+    ):
+        super().__init__(n_features_to_select)
+        self.C = C
+        self.loss = loss
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.inner_tol = inner_tol
+        self.solver = solver
+
+    def _label(self) -> str:
+        return type(self).__name__
+
+    def _check_params(self) -> None:
+        if not self.C > 0:
+            raise ValueError(f"C must be positive, got {self.C}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if not (self.max_iter >= 1 and self.tol >= 0 and self.inner_tol > 0):
+            raise ValueError("max_iter must be >= 1, tol >= 0 and inner_tol > 0")
+
+    def _log_scales(self, state: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _reweight(self, res: SVMResult, log_s2, state, C: float, y) -> tuple[float, Any, bool]:
+        raise NotImplementedError
+
+    def _reweighting_loop(self, X, y, n_classes: int, C: float, state):
+        """Run the outer iterations; sets coef_, intercept_, objective_, n_iter_.
+
+        Returns (final state, last SVMResult, whether it stopped at a degenerate step, shared
+        diagnostics) and warns if an SVM step ended above 100 * ``inner_tol``.
+        """
+        A = None
+        objective, gaps, methods = [], [], set()
+        converged = degenerate = False
+        for it in range(1, self.max_iter + 1):
+            log_s2 = self._log_scales(state)
+            with np.errstate(under="ignore"):
+                s2 = np.exp(log_s2)
+            res = solve_svm(
+                X,
+                y,
+                n_classes,
+                C,
+                s2,
+                loss=self.loss,
+                fit_intercept=self.fit_intercept,
+                A0=A,
+                tol=self.inner_tol,
+                method=self.solver,
+            )
+            A = res.A
+            methods.add(res.method)
+            J, state, degenerate = self._reweight(res, log_s2, state, C, y)
+            objective.append(J)
+            gaps.append(res.gap / max(res.primal, np.finfo(float).tiny))
+            if degenerate:
+                break
+            if it >= 2 and objective[-2] - objective[-1] <= self.tol * abs(objective[-1]):
+                converged = True
+                break
+        with np.errstate(under="ignore"):
+            self.coef_ = np.exp(log_s2)[:, None] * res.G  # W = diag(s^2) G, G = X^T A
+        self.intercept_ = res.b
+        self.objective_ = obj = np.asarray(objective)
+        self.n_iter_ = len(objective)
+        finite_gaps = np.asarray(gaps)[np.isfinite(gaps)]  # NaN: LIBLINEAR, uncertified
+        inner_ok = bool(np.all(finite_gaps <= 100 * self.inner_tol))
+        rises = (obj[1:] - obj[:-1]) / np.maximum(np.abs(obj[1:]), np.finfo(float).tiny)
+        diagnostics = {
+            "converged": bool(converged),
+            "n_objective_rises": int(np.sum(rises > 0)),
+            "max_objective_rise": float(max(rises.max(initial=0.0), 0.0)),
+            "max_inner_gap": float(np.max(gaps)),
+            "inner_converged": inner_ok,
+            "inner_solver": ",".join(sorted(methods)),
+        }
+        if not inner_ok:
+            warnings.warn(
+                f"{self._label()}: an SVM step stopped at a relative duality gap of "
+                f"{np.nanmax(gaps):.2g} (inner_tol={self.inner_tol}, a nearly singular kernel); "
+                "the objective may rise by as much.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return state, res, degenerate, diagnostics
+
+    def _warn_not_converged(self) -> None:
+        warnings.warn(
+            f"{self._label()} did not converge in {self.max_iter} iterations (tol={self.tol}).",
+            ConvergenceWarning,
+            stacklevel=4,
+        )

@@ -6,15 +6,14 @@ import warnings
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.exceptions import ConvergenceWarning
 
 from fsbench.selectors import register
-from fsbench.selectors._svm import LOSSES, DegenerateWeightsWarning, loss_value, solve_svm
-from fsbench.selectors.base import BaseSelector, rank_by_scores
+from fsbench.selectors._svm import DegenerateWeightsWarning, ReweightedSVM, loss_value
+from fsbench.selectors.base import rank_by_scores
 
 
 @register("l21svm")
-class L21SVM(BaseSelector):
+class L21SVM(ReweightedSVM):
     """L21-SVM (Cai et al. 2011): multi-class hinge loss + l2,1 penalty; rank by row norm of W.
 
     Minimizes (the form of the SL2P paper's eq. 4, with a regularized intercept)
@@ -38,108 +37,37 @@ class L21SVM(BaseSelector):
     (constant features) by index.
     """
 
-    def __init__(
-        self,
-        n_features_to_select: int = 10,
-        C: float = 1.0,
-        loss: str = "ovr",
-        fit_intercept: bool = True,
-        tol: float = 1e-5,
-        max_iter: int = 200,
-        inner_tol: float = 1e-8,
-        solver: str = "auto",
-    ):
-        super().__init__(n_features_to_select)
-        self.C = C
-        self.loss = loss
-        self.fit_intercept = fit_intercept
-        self.tol = tol
-        self.max_iter = max_iter
-        self.inner_tol = inner_tol
-        self.solver = solver
+    def _label(self) -> str:
+        return "l21svm"
+
+    def _log_scales(self, log_eta):
+        return np.log(2.0) + log_eta
+
+    def _reweight(self, res, log_s2, log_eta, C, y):
+        G = res.G  # W = diag(s^2) G, G = X^T A
+        with np.errstate(divide="ignore"):
+            log_norm = log_s2 + 0.5 * np.log(np.einsum("ij,ij->i", G, G))  # log ||w^v||
+        l21 = float(np.exp(logsumexp(log_norm))) if np.isfinite(log_norm).any() else 0.0
+        J = 0.5 * l21 + 0.5 * float(res.b @ res.b) + C * loss_value(res.F, y, self.loss)
+        return J, log_norm, l21 == 0.0  # the eta step: eta_v = ||w^v||
 
     def _fit(self, X, y, classes):
-        if not self.C > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        n, d = X.shape
-        C = float(self.C)
-        log_eta = np.full(d, -np.log(2.0))
-        A = None
-        objective, gaps, methods = [], [], set()
-        converged = False
-        for it in range(1, self.max_iter + 1):
-            log_s2 = np.log(2.0) + log_eta
-            with np.errstate(under="ignore"):
-                s2 = np.exp(log_s2)
-            res = solve_svm(
-                X,
-                y,
-                classes.size,
-                C,
-                s2,
-                loss=self.loss,
-                fit_intercept=self.fit_intercept,
-                A0=A,
-                tol=self.inner_tol,
-                method=self.solver,
-            )
-            A = res.A
-            methods.add(res.method)
-            G = res.G  # W = diag(s^2) G, G = X^T A
-            with np.errstate(divide="ignore"):
-                log_norm = log_s2 + 0.5 * np.log(np.einsum("ij,ij->i", G, G))  # log ||w^v||
-            l21 = float(np.exp(logsumexp(log_norm))) if np.isfinite(log_norm).any() else 0.0
-            objective.append(
-                0.5 * l21 + 0.5 * float(res.b @ res.b) + C * loss_value(res.F, y, self.loss)
-            )
-            gaps.append(res.gap / max(res.primal, np.finfo(float).tiny))
-            if l21 == 0.0:
-                break
-            log_eta = log_norm
-            if it >= 2 and objective[-2] - objective[-1] <= self.tol * abs(objective[-1]):
-                converged = True
-                break
+        self._check_params()
+        d = X.shape[1]
+        log_norm, _, _, shared = self._reweighting_loop(
+            X, y, classes.size, float(self.C), np.full(d, -np.log(2.0))
+        )
         with np.errstate(under="ignore"):
-            self.coef_ = np.exp(log_s2)[:, None] * G
             scores = np.exp(log_norm)
-        self.intercept_ = res.b
-        self.objective_ = np.asarray(objective)
-        self.n_iter_ = len(objective)
-        obj = self.objective_
-        finite_gaps = np.asarray(gaps)[np.isfinite(gaps)]  # NaN: LIBLINEAR, uncertified
-        inner_ok = bool(np.all(finite_gaps <= 100 * self.inner_tol))
-        rises = (obj[1:] - obj[:-1]) / np.maximum(np.abs(obj[1:]), np.finfo(float).tiny)
         zero = not np.isfinite(log_norm).any()
-        self.diagnostics_ = {
-            "all_tied": bool(zero),
-            "converged": bool(converged),
-            "n_objective_rises": int(np.sum(rises > 0)),
-            "max_objective_rise": float(max(rises.max(initial=0.0), 0.0)),
-            "max_inner_gap": float(np.max(gaps)),
-            "inner_converged": inner_ok,
-            "inner_solver": ",".join(sorted(methods)),
-        }
-        if not inner_ok:
-            warnings.warn(
-                f"l21svm: an SVM step stopped at a relative duality gap of "
-                f"{np.nanmax(gaps):.2g} (inner_tol={self.inner_tol}, a nearly singular kernel); "
-                "the objective may rise by as much.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        self.diagnostics_ = {"all_tied": bool(zero), **shared}
         if zero:
             warnings.warn(
                 "l21svm: W = 0, every feature ties; increase C.",
                 DegenerateWeightsWarning,
                 stacklevel=3,
             )
-        elif not converged:
-            warnings.warn(
-                f"l21svm did not converge in {self.max_iter} iterations (tol={self.tol}).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        elif not shared["converged"]:
+            self._warn_not_converged()
         self.ranking_ = rank_by_scores(log_norm)
         return scores

@@ -6,15 +6,14 @@ import warnings
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.exceptions import ConvergenceWarning
 
 from fsbench.selectors import register
-from fsbench.selectors._svm import LOSSES, DegenerateWeightsWarning, loss_value, solve_svm
-from fsbench.selectors.base import BaseSelector, rank_by_scores
+from fsbench.selectors._svm import DegenerateWeightsWarning, ReweightedSVM, loss_value
+from fsbench.selectors.base import rank_by_scores
 
 
 @register("sl2p")
-class SL2P(BaseSelector):
+class SL2P(ReweightedSVM):
     """SL2P (Xu, Nie & Han 2017): SVM with feature scales theta^(p/2), theta on the simplex.
 
     Minimizes, over weights W (d x c), intercepts b and theta on the simplex,
@@ -80,87 +79,49 @@ class SL2P(BaseSelector):
         inner_tol: float = 1e-8,
         solver: str = "auto",
     ):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select, C, loss, fit_intercept, tol, max_iter, inner_tol, solver)
         self.p = p
-        self.C = C
         self.C_scale = C_scale
-        self.loss = loss
-        self.fit_intercept = fit_intercept
-        self.tol = tol
-        self.max_iter = max_iter
-        self.inner_tol = inner_tol
-        self.solver = solver
 
     def _check_params(self) -> None:
         if not self.p >= 1:
             raise ValueError(f"p must be >= 1 (the paper's range), got {self.p}")
-        if not self.C > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
         if not self.C_scale >= 0:
             raise ValueError(f"C_scale must be >= 0, got {self.C_scale}")
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        if not (self.max_iter >= 1 and self.tol >= 0 and self.inner_tol > 0):
-            raise ValueError("max_iter must be >= 1, tol >= 0 and inner_tol > 0")
+        super()._check_params()
+
+    def _log_scale(self, d: int) -> float:
+        return self.C_scale * float(self.p) * np.log(d)  # C_eff = C d^(a p)
+
+    def _log_scales(self, log_theta):
+        # features scaled by s = (d^a theta)^(p/2)
+        return float(self.p) * log_theta + self._log_scale(log_theta.size)
+
+    def _reweight(self, res, log_s2, log_theta, C, y):
+        p = float(self.p)
+        G = res.G  # effective weights W = diag(s^2) G, G = X^T A
+        with np.errstate(divide="ignore"):
+            log_h = 2.0 * log_s2 + np.log(np.einsum("ij,ij->i", G, G))  # log ||w^v||^2
+        e = log_h / (1.0 + p)
+        lse = logsumexp(e)
+        fit_term = 0.5 * float(res.b @ res.b) + C * loss_value(res.F, y, self.loss)
+        if not np.isfinite(lse):  # W = 0: theta is left as it is, every feature ties
+            return fit_term, log_theta, True
+        J = 0.5 * np.exp((1.0 + p) * lse - self._log_scale(log_theta.size)) + fit_term
+        return J, e - lse, False  # eq. (12) on the effective weights
 
     def _fit(self, X, y, classes):
         self._check_params()
-        n, d = X.shape
-        c = classes.size
+        d = X.shape[1]
         p, C = float(self.p), float(self.C)
-        log_scale = self.C_scale * p * np.log(d)  # C_eff = C d^(a p)
-        log_theta = np.full(d, -np.log(d))
-        A = None
-        objective, gaps, methods = [], [], set()
-        converged = False
-        zero_w = False
-        for it in range(1, self.max_iter + 1):
-            log_s2 = p * log_theta + log_scale  # features scaled by s = (d^a theta)^(p/2)
-            with np.errstate(under="ignore"):
-                s2 = np.exp(log_s2)
-            res = solve_svm(
-                X,
-                y,
-                c,
-                C,
-                s2,
-                loss=self.loss,
-                fit_intercept=self.fit_intercept,
-                A0=A,
-                tol=self.inner_tol,
-                method=self.solver,
-            )
-            A = res.A
-            methods.add(res.method)
-            G = res.G  # effective weights W = diag(s^2) G, G = X^T A
-            with np.errstate(divide="ignore"):
-                log_h = 2.0 * log_s2 + np.log(np.einsum("ij,ij->i", G, G))  # log ||w^v||^2
-            e = log_h / (1.0 + p)
-            lse = logsumexp(e)
-            fit_term = 0.5 * float(res.b @ res.b) + C * loss_value(res.F, y, self.loss)
-            if not np.isfinite(lse):  # W = 0: theta is left as it is, every feature ties
-                zero_w = True
-                objective.append(fit_term)
-                gaps.append(res.gap / max(res.primal, np.finfo(float).tiny))
-                break
-            objective.append(0.5 * np.exp((1.0 + p) * lse - log_scale) + fit_term)
-            gaps.append(res.gap / max(res.primal, np.finfo(float).tiny))
-            log_theta = e - lse  # eq. (12) on the effective weights
-            if it >= 2 and objective[-2] - objective[-1] <= self.tol * abs(objective[-1]):
-                converged = True
-                break
+        log_scale = self._log_scale(d)
+        log_theta, res, zero_w, shared = self._reweighting_loop(
+            X, y, classes.size, C, np.full(d, -np.log(d))
+        )
         with np.errstate(under="ignore"):
-            self.coef_ = np.exp(log_s2)[:, None] * G
             theta = np.exp(log_theta)
-        self.intercept_ = res.b
         self.theta_ = theta
         self.log_theta_ = log_theta
-        self.objective_ = np.asarray(objective)
-        self.n_iter_ = len(objective)
-        obj = self.objective_
-        finite_gaps = np.asarray(gaps)[np.isfinite(gaps)]  # NaN: LIBLINEAR, uncertified
-        inner_ok = bool(np.all(finite_gaps <= 100 * self.inner_tol))
-        rises = (obj[1:] - obj[:-1]) / np.maximum(np.abs(obj[1:]), np.finfo(float).tiny)
         positive = log_theta[np.isfinite(log_theta)]
         all_tied = zero_w or bool(positive.size > 1 and np.ptp(positive) == 0.0)
         w_negligible = zero_w or bool(np.abs(res.F - res.b).max(initial=0.0) < 1e-6)
@@ -169,21 +130,8 @@ class SL2P(BaseSelector):
             "w_negligible": bool(w_negligible),
             "n_support": int(np.sum(theta > 1e-12)),
             "C_effective": float(C * np.exp(log_scale)),
-            "converged": bool(converged),
-            "n_objective_rises": int(np.sum(rises > 0)),
-            "max_objective_rise": float(max(rises.max(initial=0.0), 0.0)),
-            "max_inner_gap": float(np.max(gaps)),
-            "inner_converged": inner_ok,
-            "inner_solver": ",".join(sorted(methods)),
+            **shared,
         }
-        if not inner_ok:
-            warnings.warn(
-                f"{type(self).__name__}: an SVM step stopped at a relative duality gap of "
-                f"{np.nanmax(gaps):.2g} (inner_tol={self.inner_tol}, a nearly singular kernel); "
-                "the objective may rise by as much.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
         if all_tied or w_negligible:
             warnings.warn(
                 f"{type(self).__name__}: the SVM weights are "
@@ -193,13 +141,8 @@ class SL2P(BaseSelector):
                 DegenerateWeightsWarning,
                 stacklevel=3,
             )
-        elif not converged:
-            warnings.warn(
-                f"{type(self).__name__} did not converge in {self.max_iter} iterations "
-                f"(tol={self.tol}).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        elif not shared["converged"]:
+            self._warn_not_converged()
         self.ranking_ = rank_by_scores(log_theta)
         return theta
 
@@ -211,8 +154,6 @@ class SL21(SL2P):
     Identical to ``SL2P(p=1)``, including the C scaling (C_eff = C d^(C_scale / 2)); see
     :class:`SL2P` for the objective, algorithm, stopping rule and diagnostics.
     """
-
-    p = 1.0  # fixed; not a parameter of this class
 
     def __init__(
         self,
@@ -226,12 +167,8 @@ class SL21(SL2P):
         inner_tol: float = 1e-8,
         solver: str = "auto",
     ):
-        BaseSelector.__init__(self, n_features_to_select)
-        self.C = C
-        self.C_scale = C_scale
-        self.loss = loss
-        self.fit_intercept = fit_intercept
-        self.tol = tol
-        self.max_iter = max_iter
-        self.inner_tol = inner_tol
-        self.solver = solver
+        # p is fixed at 1 and is not a parameter of this class
+        super().__init__(
+            n_features_to_select, 1.0, C, C_scale, loss, fit_intercept, tol, max_iter, inner_tol,
+            solver,
+        )

@@ -1,0 +1,44 @@
+"""Shared helpers of the SVM-selector tests (test_svm_selectors.py, test_sl2p.py)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from fsbench.selectors import make_selector
+
+
+@pytest.fixture
+def one_blas_thread():
+    """Small dense factorizations: threads only add contention on the shared CI cores."""
+    with threadpool_limits(1):
+        yield
+
+
+def signed(y: np.ndarray, c: int) -> np.ndarray:
+    """One-vs-rest coding, written independently of fsbench: +1 in the class, else -1."""
+    return np.where(y[:, None] == np.arange(c)[None, :], 1.0, -1.0)
+
+
+def random_problem(n: int, d: int, c: int, seed: int, informative: int = 0):
+    """Gaussian features, balanced shuffled labels; the first ``informative`` features shifted
+    by 3 in the direction of their class column."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % c
+    rng.shuffle(y)
+    X = rng.standard_normal((n, d))
+    if informative:
+        X[:, :informative] += 3.0 * signed(y, c)[:, np.arange(informative) % c]
+    return X, y
+
+
+def fit_quiet(name: str, X: np.ndarray, y: np.ndarray, **params):
+    """Fit a registered selector with its warnings silenced."""
+    est = make_selector(name, params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    return est
