@@ -105,6 +105,7 @@ class DSOResult:
     least_squares: bool
     converged: bool
     collapse_iter: int         # first iteration with every feature row at zero (0 = none)
+    increased: bool = False    # the run stopped because the objective rose (not converged)
 
 
 def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alternating",
@@ -117,7 +118,10 @@ def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alte
     iteration solves a Frobenius-norm problem with row weights 1 / ||w_i||^(1 - p/2) (eq. 10);
     rows that reach zero stay zero (inverse weight 0, the FOCUSS reading of footnote 2).
     Stops after iteration k >= 2 when ||W^(k-1)|| - ||W^k|| <= tol ||W^(k-1)|| (the norm is the
-    objective ||W||_{2,p}), when every feature row is zero, or after max_iter iterations.
+    objective ||W||_{2,p}), when every feature row is zero, or after max_iter iterations. The
+    first rule also fires when the objective rises by more than tol (seen on ISOLET; in the
+    least-squares case pruning a row changes the solution space, so Theorem 1 does not cover
+    that step); that stop is reported as ``increased``, not as ``converged``.
     ``callback(k, W)`` is called with each iterate.
     """
     if not 0 < p <= 1:
@@ -154,6 +158,7 @@ def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alte
     last_iter = np.zeros(s_full, dtype=int)
     last_norm = np.zeros(s_full)
     converged = False
+    increased = False
     collapse_iter = 0
     # W^0, the minimum-norm solution of X W = X X^+ Y (the first U step from Sigma^0 = I,
     # E^0 = 0), is iteration 0 of the ranking history; its largest row sets the problem's scale
@@ -202,10 +207,11 @@ def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alte
             collapse_iter = k
             break
         if k >= 2 and objective[-2] - objective[-1] <= tol * objective[-2]:
-            converged = True
+            increased = objective[-1] - objective[-2] > tol * objective[-2]
+            converged = not increased
             break
     return DSOResult(W, np.asarray(objective), last_iter, last_norm, least_squares, converged,
-                     collapse_iter)
+                     collapse_iter, increased)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -384,7 +390,9 @@ class DSOFS(BaseSelector):
     recomputed, i.e. the paper's construction applied to the surviving features.
 
     Stopping rule: after iteration k >= 2 when ||W^(k-1)||_{2,p} - ||W^k||_{2,p} <= tol *
-    ||W^(k-1)||_{2,p}, when every feature row is zero (collapse), or after ``max_iter``.
+    ||W^(k-1)||_{2,p}, when every feature row is zero (collapse), or after ``max_iter``. The same
+    relative rule for every p. A stop on a rise of the objective by more than tol (possible in
+    the least-squares case only) sets ``objective_increased`` and leaves ``converged`` False.
 
     Ranking: features by decreasing ||w_i||_2 of the final W; rows at zero are ordered by the
     last iteration at which they were non-zero (later first), then by their norm at that
@@ -407,8 +415,8 @@ class DSOFS(BaseSelector):
 
     Fitted attributes: ``coef_`` (n, c), ``intercept_`` (c,), ``objective_`` (||W||_{2,p} per
     iteration), ``n_iter_``, ``diagnostics_`` = {"feasible", "collapsed", "min_margin",
-    "violated_share", "least_squares", "converged", "n_nonzero_rows", "collapse_iter",
-    "ranking_iter"}.
+    "violated_share", "least_squares", "converged", "objective_increased", "n_nonzero_rows",
+    "collapse_iter", "ranking_iter"}.
     """
 
     def __init__(self, n_features_to_select: int = 10, p: float = 1.0, solver: str = "alternating",
@@ -449,6 +457,7 @@ class DSOFS(BaseSelector):
             "violated_share": violated,
             "least_squares": res.least_squares,
             "converged": res.converged,
+            "objective_increased": res.increased,
             "n_nonzero_rows": n_nonzero,
             "collapse_iter": res.collapse_iter,
             "ranking_iter": int(feat_last.max(initial=0)),
