@@ -44,6 +44,7 @@ from fsbench.store import (
     TASKS_DIR,
     finished_tasks,
     load_ranking,
+    load_runs,
     read_fingerprint,
     read_tasks,
     save_ranking,
@@ -151,6 +152,7 @@ def run_experiment(
         raise FsbenchError(f"{str(out_dir)!r} holds task files without a config.yaml; pass --force to replace them.")
     write_config(out_dir, {**experiment.to_dict(), "skipped_datasets": skipped}, fingerprint)
 
+    restore_tasks(out_dir, tasks)
     done = finished_tasks(out_dir)
     pending = [t for t in tasks if t.id not in done]
     if on_start:
@@ -176,6 +178,34 @@ def run_experiment(
     runs = write_runs(out_dir, rows)
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
                      tuple(skipped))
+
+
+def restore_tasks(out_dir: Path, tasks: list[Task]) -> int:
+    """Task files recreated from runs.csv for tasks it holds and tasks/ lacks; returns how many.
+
+    A results folder can then be kept (committed, copied) as runs.csv alone and still resume:
+    the per-task files are a cache of its rows. Only called once the folder's config.yaml is
+    known to match the experiment, so the rows belong to these tasks.
+    """
+    if not (out_dir / RUNS_FILE).is_file():
+        return 0
+    missing = {t.id for t in tasks} - finished_tasks(out_dir)
+    if not missing:
+        return 0
+    runs = load_runs(out_dir)
+    ids = [Task(d, Split(r, f, np.empty(0), np.empty(0), 0), SelectorConfig(m, label=lab)).id
+           for d, r, f, m, lab in zip(runs["dataset"], runs["repeat"], runs["fold"], runs["method"],
+                                      runs["selector"], strict=True)]
+    runs = runs.assign(_task=ids)
+    restored = 0
+    for task_id, rows in runs[runs["_task"].isin(missing)].groupby("_task", sort=False):
+        # a diagnostic column another selector reported is absent, not NaN, in this task's rows
+        records = [{k: v for k, v in row.items()
+                    if not (k.startswith("diag_") and isinstance(v, float) and np.isnan(v))}
+                   for row in rows.drop(columns="_task").to_dict("records")]
+        write_task(out_dir, task_id, records)
+        restored += 1
+    return restored
 
 
 # ----------------------------------------------------------------------------- one task

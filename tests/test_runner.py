@@ -214,3 +214,23 @@ def test_select_on_changes_the_fingerprint_only_when_set(digits):
     with pytest.raises(FsbenchError, match="select_on"):
         parse_experiment("name: u\ndatasets: [digits]\nprotocol: {select_on: everything}\nselectors: [fisher]\n"
                          "n_features: [4]\n", "u.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
+
+
+def test_a_folder_kept_as_runs_csv_alone_resumes_without_recomputing(tmp_path, digits, monkeypatch):
+    import shutil
+
+    import fsbench.runner as runner_mod
+
+    exp = _experiment()
+    out = tmp_path / "run"
+    first = run_experiment(exp, out, data=digits, n_jobs=1).runs
+    shutil.rmtree(out / "tasks")
+    shutil.rmtree(out / "cache")
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a task was recomputed although runs.csv holds it")
+
+    monkeypatch.setattr(runner_mod, "run_task", boom)
+    again = run_experiment(exp, out, data=digits, n_jobs=1)
+    assert again.n_resumed == again.n_tasks
+    pd.testing.assert_frame_equal(_rows(again.runs), _rows(first), check_dtype=False)
