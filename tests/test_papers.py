@@ -8,7 +8,7 @@ import pytest
 
 from fsbench.papers import DSO_FS_TABLE1, RFS_TABLE1, SL2P_TABLE2, SL2P_TABLE3, TABLES
 from fsbench.papers.forensics import consistent_test_sizes, implied_test_sizes
-from fsbench.report.paper import compare_table, paired_margin, reproduction_summary, standard_error
+from fsbench.report.paper import compare_table, reproduction_summary, standard_error
 
 # The RFS paper's printed Average row (DESIGN.md): an independent check of the transcription.
 RFS_AVERAGE = {20: [80.09, 81.04, 79.29, 87.09, 85.78, 91.48], 80: [85.81, 87.18, 83.25, 89.10, 87.0, 92.02]}
@@ -77,11 +77,3 @@ def test_a_far_cell_does_not_reproduce():
     runs = _runs("glioma", "sl2p", 20, [50, 52, 48, 50, 50, 52, 48, 50], 25)
     cell = compare_table(SL2P_TABLE2, runs).query("dataset == 'glioma' and method == 'sl2p'").iloc[0]
     assert cell.z < -2 and not cell.reproduces and not cell.within_one_sample
-
-
-def test_paired_margin():
-    a = _runs("glioma", "sl2p", 20, [80, 84, 88, 76, 80, 84], 25)
-    b = _runs("glioma", "fisher", 20, [60, 64, 68, 56, 64, 60], 25)
-    out = paired_margin(pd.concat([a, b]), "glioma", 20, "sl2p", ["fisher"])
-    assert out["is_best"] and out["runner_up"] == "fisher" and out["margin"] == pytest.approx(20.0)
-    assert out["significant"] and out["t_pvalue"] < 1e-3

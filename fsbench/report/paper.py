@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from fsbench.papers import PrintedTable
 from fsbench.report.tables import per_repeat
@@ -90,32 +89,6 @@ def _ill_posed(runs: pd.DataFrame, dataset: str, method: str) -> str:
         if bad:
             notes.append(f"{text} in {bad}/{len(mine)} splits")
     return "; ".join(notes)
-
-
-def paired_margin(runs: pd.DataFrame, dataset: str, k: int, method: str, others: list[str]) -> dict:
-    """Is ``method`` the best on ``dataset`` at k, and is its margin over the runner-up beyond noise?
-
-    Paired over repetitions (same splits for every selector): the mean difference to the best
-    other method, a paired t-test and a Wilcoxon signed-rank test (two-sided) on the per-repeat
-    accuracies.
-    """
-    reps = per_repeat(runs[(runs["dataset"] == dataset) & (runs["k"] == k)])
-    wide = reps.pivot(index="repeat", columns="selector", values="accuracy") * 100
-    present = [m for m in others if m in wide.columns]
-    if method not in wide.columns or not present:
-        return {"dataset": dataset, "k": k, "best": None}
-    means = wide[[method, *present]].mean()
-    runner_up = means.drop(method).idxmax()
-    diff = wide[method] - wide[runner_up]
-    t_p = stats.ttest_rel(wide[method], wide[runner_up]).pvalue if diff.std() > 0 else (0.0 if diff.mean() else 1.0)
-    try:
-        w_p = stats.wilcoxon(diff).pvalue if (diff != 0).any() else 1.0
-    except ValueError:
-        w_p = float("nan")
-    return {"dataset": dataset, "k": k, "best": means.idxmax(), "method_mean": float(means[method]),
-            "runner_up": runner_up, "runner_up_mean": float(means[runner_up]), "margin": float(diff.mean()),
-            "t_pvalue": float(t_p), "wilcoxon_pvalue": float(w_p), "n_repeats": int(diff.size),
-            "is_best": bool(means.idxmax() == method), "significant": bool(diff.mean() > 0 and t_p < 0.05)}
 
 
 def format_paper_table(table: PrintedTable, comparison: pd.DataFrame, fmt: str = "markdown") -> str:
