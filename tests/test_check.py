@@ -133,3 +133,11 @@ def test_collect_rewrites_runs_from_the_finished_tasks(tmp_path):
     merged = partial.merge(full, on=key, suffixes=("", "_full"))
     assert len(merged) == len(partial)
     assert np.array_equal(merged["accuracy"], merged["accuracy_full"])
+
+
+def test_missing_values_on_both_sides_are_equal_but_not_against_a_value():
+    def frame(diag):
+        return _frame([0.5, 0.75]).assign(diag_converged=diag)
+
+    assert compare_rows(frame([np.nan, 1.0]), frame([np.nan, 1.0])) == []
+    assert "'diag_converged'" in compare_rows(frame([np.nan, 1.0]), frame([1.0, 1.0]))[0]

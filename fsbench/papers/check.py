@@ -82,7 +82,9 @@ def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame) -> list[str]:
             a, b = ours.to_numpy(float), theirs.to_numpy(float)
             same = np.isclose(a, b, rtol=1e-12, atol=0) | (np.isnan(a) & np.isnan(b))
         else:
-            same = (ours.astype(str) == theirs.astype(str)).to_numpy()
+            both_missing = (ours.isna() & theirs.isna()).to_numpy()
+            equal = (ours.astype(object).map(str) == theirs.astype(object).map(str)).to_numpy()
+            same = both_missing | equal
         if not same.all():
             bad = merged[~same].iloc[0]
             problems.append(f"{int((~same).sum())} rows differ in {column!r} (first: {bad['dataset']} repeat "
