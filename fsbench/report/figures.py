@@ -259,7 +259,7 @@ def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso
                 labels.append(lab)
     ncol = min(len(labels), 7)
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=9)
-    fig.suptitle("DSO-FS (Peng & Fan, IJCAI 2016), Fig. 1: accuracy vs number of features for each p, "
+    fig.suptitle("DSO-FS Fig. 1: accuracy vs number of features for each p\n"
                  "mean ± 1 sd over random splits", fontsize=11)
     return _save(fig, path)
 
@@ -325,8 +325,8 @@ def objective_curves(traces: pd.DataFrame, path: str | Path) -> list[Path]:
         ax.set_ylabel("objective / first value" if dataset else "objective")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=6, ncol=2 if len(groups) > 8 else 1, frameon=False)
-    fig.suptitle("Objective per iteration (SL2P Figs. 2-3; RFS, DSO-FS and L21-SVM alike), "
-                 "first split's training part", fontsize=11)
+    fig.suptitle("Objective per iteration (SL2P Figs. 2-3; RFS, DSO-FS, L21-SVM)\n"
+                 "first split's training part", fontsize=10)
     return _save(fig, path)
 
 
