@@ -196,7 +196,7 @@ def accuracy_curves(runs: pd.DataFrame, paper: str, path: str | Path) -> list[Pa
     tables = " and ".join(t.name for t in TABLES[paper])
     handles.append(star)
     labels.append(f"printed ({tables})")
-    ncol = min(len(labels), 6)
+    ncol = min(len(labels), 6, 3 * len(present))  # a legend no wider than the panels
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=9)
     spread = "repetitions of the k-fold CV" if kfold else "random splits"
     heading = f"{FIGURE_TITLES[paper]}: accuracy vs number of features, mean ± 1 sd over {spread}"
@@ -257,7 +257,7 @@ def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    ncol = min(len(labels), 7)
+    ncol = min(len(labels), 7, 3 * len(datasets))
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=9)
     fig.suptitle("DSO-FS Fig. 1: accuracy vs number of features for each p\n"
                  "mean ± 1 sd over random splits", fontsize=11)
