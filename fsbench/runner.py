@@ -45,6 +45,7 @@ from fsbench.store import (
     finished_tasks,
     load_ranking,
     load_runs,
+    log_run,
     read_fingerprint,
     read_tasks,
     save_ranking,
@@ -176,6 +177,8 @@ def run_experiment(
 
     rows = read_tasks(out_dir, [t.id for t in tasks])
     runs = write_runs(out_dir, rows)
+    if pending:  # wall time of this invocation, for reports of runs that span sessions
+        log_run(out_dir, time.perf_counter() - started, len(tasks), len(tasks) - len(pending), workers)
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
                      tuple(skipped))
 

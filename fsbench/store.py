@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from fsbench.errors import FsbenchError
 RUNS_FILE = "runs.csv"
 CONFIG_FILE = "config.yaml"
 TASKS_DIR = "tasks"
+RUNLOG = "runlog.jsonl"
 RANKINGS_DIR = Path("cache") / "rankings"
 
 #: column order of runs.csv (selector diagnostics, if any, follow)
@@ -158,3 +161,24 @@ def save_ranking(cache_dir: Path, key: str, ranking: np.ndarray, scores: np.ndar
     buffer = io.BytesIO()
     np.savez(buffer, ranking=ranking, scores=scores, meta=np.array(json.dumps(meta, default=_json_default)))
     atomic_write_bytes(cache_dir / f"{key}.npz", buffer.getvalue())
+
+
+# ----------------------------------------------------------------------------- run log
+def machine() -> str:
+    """One line naming the machine a run was measured on."""
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def log_run(results_dir: Path, seconds: float, n_tasks: int, n_resumed: int, n_jobs: int) -> None:
+    """Append one invocation's wall time to results_dir/runlog.jsonl."""
+    entry = {"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
+             "n_tasks": n_tasks, "n_run": n_tasks - n_resumed, "n_jobs": n_jobs, "machine": machine()}
+    with open(results_dir / RUNLOG, "a") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
+def read_runlog(results_dir: Path) -> list[dict]:
+    path = results_dir / RUNLOG
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

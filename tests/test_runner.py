@@ -234,3 +234,15 @@ def test_a_folder_kept_as_runs_csv_alone_resumes_without_recomputing(tmp_path, d
     again = run_experiment(exp, out, data=digits, n_jobs=1)
     assert again.n_resumed == again.n_tasks
     pd.testing.assert_frame_equal(_rows(again.runs), _rows(first), check_dtype=False)
+
+
+def test_each_invocation_that_runs_tasks_logs_its_wall_time(tmp_path, digits):
+    from fsbench.store import read_runlog
+
+    exp = _experiment()
+    out = tmp_path / "run"
+    run_experiment(exp, out, data=digits, n_jobs=1)
+    run_experiment(exp, out, data=digits, n_jobs=1)  # nothing left to run: no entry
+    log = read_runlog(out)
+    assert len(log) == 1
+    assert log[0]["n_tasks"] == log[0]["n_run"] == 9 and log[0]["seconds"] > 0

@@ -15,10 +15,6 @@ and machine, so the report can state what the full run cost even when it spanned
 
 from __future__ import annotations
 
-import json
-import os
-import platform
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +22,6 @@ from pathlib import Path
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
 from fsbench.papers.check import table_file
-
-RUNLOG = "runlog.jsonl"
 
 
 @dataclass(frozen=True)
@@ -50,26 +44,6 @@ class Layout:
 
     def variant_dir(self, config: Path) -> Path:
         return self.results / "variants" / config.stem
-
-
-def machine() -> str:
-    """One line naming the machine a run was measured on."""
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-
-
-def log_run(results_dir: Path, seconds: float, n_tasks: int, n_resumed: int, n_jobs: int) -> None:
-    """Append one invocation's wall time to results_dir/runlog.jsonl."""
-    entry = {"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
-             "n_tasks": n_tasks, "n_run": n_tasks - n_resumed, "n_jobs": n_jobs, "machine": machine()}
-    with open(results_dir / RUNLOG, "a") as fh:
-        fh.write(json.dumps(entry) + "\n")
-
-
-def read_runlog(results_dir: Path) -> list[dict]:
-    path = results_dir / RUNLOG
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
@@ -100,10 +74,8 @@ def run_config(config: Path, out: Path, *, data_dir: Path | None, n_jobs: int | 
     from fsbench.runner import run_experiment
 
     experiment = load_experiment(config)
-    result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=True,
-                            on_start=on_start, on_task_done=on_task_done)
-    if result.n_tasks > result.n_resumed:
-        log_run(out, result.seconds, result.n_tasks, result.n_resumed, n_jobs or experiment.n_jobs)
+    run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=True,
+                   on_start=on_start, on_task_done=on_task_done)
     return out
 
 

@@ -29,9 +29,9 @@ import yaml
 from scipy import stats
 
 from fsbench.papers import PAPERS, TABLES
-from fsbench.papers.reproduce import Layout, read_runlog
+from fsbench.papers.reproduce import Layout
 from fsbench.report.paper import compare_table, format_paper_table, reproduction_summary
-from fsbench.store import COLUMNS, CONFIG_FILE, RUNS_FILE, TASKS_DIR, atomic_write_text, load_runs
+from fsbench.store import COLUMNS, CONFIG_FILE, RUNS_FILE, TASKS_DIR, atomic_write_text, load_runs, read_runlog
 
 #: the method each paper proposes (SL2P's paper proposes SL21 and its generalisation SL2P)
 PROPOSED: dict[str, tuple[str, ...]] = {"rfs": ("rfs",), "dso-fs": ("dso",), "sl2p": ("sl2p", "sl21")}
