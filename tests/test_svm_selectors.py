@@ -300,3 +300,15 @@ def test_binary_problems(name):
     X, y = random_problem(20, 15, 2, 9, informative=2)
     est = fit_quiet(name, X, y)
     assert set(est.ranking_[:2]) == {0, 1}
+
+
+def test_batched_newton_solve_survives_a_singular_matrix():
+    from fsbench.selectors._svm import _batched_spd_solver
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(3, 5, 5))
+    M = A @ A.transpose(0, 2, 1)
+    M[1] = np.outer(A[1, :, 0], A[1, :, 0])  # rank one: exactly singular
+    r = np.einsum("kij,kj->ki", M, rng.normal(size=(3, 5)))  # consistent right-hand sides
+    x = _batched_spd_solver(M)(r)
+    assert np.allclose(np.einsum("kij,kj->ki", M, x), r, atol=1e-8)

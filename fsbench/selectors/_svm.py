@@ -195,7 +195,15 @@ def _batched_spd_solver(M: np.ndarray):
     one Cholesky factorization per class, reused for both solves of a Mehrotra step.
     """
     if M.shape[1] <= 64:
-        return lambda r: np.linalg.solve(M, r[..., None])[..., 0]
+        def solve_stack(r: np.ndarray) -> np.ndarray:
+            try:
+                return np.linalg.solve(M, r[..., None])[..., 0]
+            except np.linalg.LinAlgError:
+                # an exactly singular Newton matrix (seen on 9-sample inner folds): the
+                # least-norm solution per class instead of stopping the whole experiment
+                return np.stack([np.linalg.lstsq(Mk, rk, rcond=None)[0] for Mk, rk in zip(M, r, strict=True)])
+
+        return solve_stack
     facs = [_factor(Mk) for Mk in M]
     return lambda r: np.array([solve(f, rk) for (solve, f), rk in zip(facs, r, strict=True)])
 
