@@ -13,6 +13,7 @@ only whole files behind.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import platform
@@ -93,18 +94,45 @@ def _json_default(value: Any) -> Any:
 
 
 # ----------------------------------------------------------------------------- runs.csv
-def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _runs_csv_text(rows: list[dict[str, Any]]) -> str:
     df = pd.DataFrame(rows)
     extra = sorted(c for c in df.columns if c not in COLUMNS)
     df = df[[c for c in COLUMNS if c in df.columns] + extra]
-    atomic_write_text(out_dir / RUNS_FILE, df.to_csv(index=False, float_format="%.17g"))
+    return df.to_csv(index=False, float_format="%.17g")
+
+
+def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    atomic_write_text(out_dir / RUNS_FILE, _runs_csv_text(rows))
     return load_runs(out_dir)  # the caller sees exactly what is on disk
 
 
 def collect_runs(out_dir: Path) -> pd.DataFrame | None:
-    """runs.csv rewritten from every finished task file (of a run still in progress); None if none."""
+    """runs.csv rewritten from every finished task file (of a run still in progress); None if none.
+
+    A runs.csv that already holds exactly these rows (a finished run) is left as it is, in the
+    order the run wrote it, so collecting never touches committed complete results.
+    """
     ids = sorted(finished_tasks(out_dir))
-    return write_runs(out_dir, read_tasks(out_dir, ids)) if ids else None
+    if not ids:
+        return None
+    rows = read_tasks(out_dir, ids)
+    if (out_dir / RUNS_FILE).is_file():
+        old = load_runs(out_dir)
+        new = pd.read_csv(io.StringIO(_runs_csv_text(rows)))
+        if _same_rows(old, new):
+            return old
+    return write_runs(out_dir, rows)
+
+
+def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two runs tables hold the same rows, in any order."""
+    if len(a) != len(b) or set(a.columns) != set(b.columns):
+        return False
+    cols = list(a.columns)
+    key = ["dataset", "repeat", "fold", "selector", "k"]
+    a = a.sort_values(key, kind="stable").reset_index(drop=True)
+    b = b[cols].sort_values(key, kind="stable").reset_index(drop=True)
+    return a.equals(b)
 
 
 def load_runs(results_dir: str | Path) -> pd.DataFrame:

@@ -19,7 +19,7 @@ class _Spec:
         self.name, self.n_features = name, n_features
 
 
-def _experiment(kind: str = "kfold"):
+def _experiment(kind: str = "kfold", selectors: str = "[fisher, random]"):
     protocol = ("{kind: kfold, n_splits: 3, n_repeats: 3}" if kind == "kfold"
                 else "{kind: holdout, train_size: 0.5, n_trials: 3}")
     text = f"""
@@ -27,7 +27,7 @@ name: rfs
 seed: 5
 datasets: [digits]
 protocol: {protocol}
-selectors: [fisher, random]
+selectors: {selectors}
 classifier: {{name: linear_svm, C: 1}}
 n_features: [4, 20]
 """
@@ -133,6 +133,17 @@ def test_collect_rewrites_runs_from_the_finished_tasks(tmp_path):
     merged = partial.merge(full, on=key, suffixes=("", "_full"))
     assert len(merged) == len(partial)
     assert np.array_equal(merged["accuracy"], merged["accuracy_full"])
+
+
+def test_collect_leaves_the_runs_of_a_finished_run_as_written(tmp_path):
+    from fsbench.store import RUNS_FILE, collect_runs
+
+    out = tmp_path / "run"
+    # the config's selector order is not the alphabetical order of the task files
+    run_experiment(_experiment("holdout", "[random, fisher]"), out, n_jobs=1)
+    written = (out / RUNS_FILE).read_bytes()
+    collect_runs(out)
+    assert (out / RUNS_FILE).read_bytes() == written  # the run's row order, not the task files' order
 
 
 def test_missing_values_on_both_sides_are_equal_but_not_against_a_value():

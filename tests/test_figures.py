@@ -98,6 +98,14 @@ def test_accuracy_curves_write_png_and_pdf(tmp_path, paper, datasets, labels):
     nonempty(paths, ["curves.png", "curves.pdf"])
 
 
+def test_regenerating_a_figure_rewrites_the_same_bytes(tmp_path):
+    # committed figures must not change when nothing behind them did (no creation date inside)
+    runs = synthetic_runs(["glioma"], plain("rfs", "mrmr"), [10, 20], n_repeats=2)
+    first = [p.read_bytes() for p in accuracy_curves(runs, "rfs", tmp_path / "a" / "curves")]
+    second = [p.read_bytes() for p in accuracy_curves(runs, "rfs", tmp_path / "b" / "curves")]
+    assert first == second
+
+
 def test_paper_datasets_lists_the_missing_ones_in_the_papers_order():
     runs = synthetic_runs(["mll", "glioma", "extra"], plain("sl2p"), [20])
     present, missing = paper_datasets(runs, "sl2p")

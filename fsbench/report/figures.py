@@ -25,7 +25,7 @@ import pandas as pd
 
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
-from fsbench.report.plots import curves
+from fsbench.report.plots import curves, pyplot, save_figure
 from fsbench.store import load_runs
 
 #: the figure of each paper that :func:`accuracy_curves` redraws
@@ -49,32 +49,8 @@ _MARKERS = "osv^Dx*P<>"
 _DASHES = ("-", "--", "-.", ":")
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig: Any, stem: str | Path) -> list[Path]:
-    plt = _pyplot()
-    stem = Path(stem)
-    if stem.suffix in (".png", ".pdf"):
-        stem = stem.with_suffix("")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in ("png", "pdf"):
-        path = stem.parent / f"{stem.name}.{ext}"
-        fig.savefig(path, dpi=130)
-        paths.append(path)
-    plt.close(fig)
-    return paths
-
-
 def _grid(n: int, width: float = 4.6, height: float = 3.6) -> tuple[Any, Any]:
-    plt = _pyplot()
+    plt = pyplot()
     ncols = min(3, max(n, 1))
     nrows = math.ceil(max(n, 1) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.9), squeeze=False,
@@ -154,7 +130,7 @@ def accuracy_curves(runs: pd.DataFrame, paper: str, path: str | Path) -> list[Pa
     ours = list(dict.fromkeys(runs["selector"]))
     order = [m for m in columns if m in ours] + [s for s in ours if s not in columns]
     palette = order + [m for m in columns if m not in order]  # printed-only methods keep a colour too
-    plt = _pyplot()
+    plt = pyplot()
     cmap = plt.get_cmap("tab10" if len(palette) <= 10 else "tab20")
     color = {m: cmap(i % cmap.N) for i, m in enumerate(palette)}
     n_reps = runs.groupby("dataset")["repeat"].nunique()
@@ -203,7 +179,7 @@ def accuracy_curves(runs: pd.DataFrame, paper: str, path: str | Path) -> list[Pa
     if missing:
         heading += f"\nno results (not run): {', '.join(missing)}"
     fig.suptitle(heading, fontsize=11)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def per_p_curves(runs: pd.DataFrame, tuned_label: str = "dso") -> pd.DataFrame:
@@ -229,7 +205,7 @@ def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso
     tuned = curves(runs[runs["selector"] == tuned_label]) if (runs["selector"] == tuned_label).any() else None
     datasets = list(dict.fromkeys(stats["dataset"]))
     ps = sorted(set(stats["p"]))
-    plt = _pyplot()
+    plt = pyplot()
     cmap = plt.get_cmap("viridis")
     labels_of_p = stats.groupby("p")["selector"].nunique()
     fig, axes = _grid(len(datasets))
@@ -261,7 +237,7 @@ def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=9)
     fig.suptitle("DSO-FS Fig. 1: accuracy vs number of features for each p\n"
                  "mean ± 1 sd over random splits", fontsize=11)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 # ----------------------------------------------------------------------------- objective traces
@@ -286,7 +262,7 @@ def objective_curves(traces: pd.DataFrame, path: str | Path) -> list[Path]:
     """
     if traces.empty:
         raise FsbenchError("No objective traces to plot; compute them with fsbench.traces.write_traces first.")
-    plt = _pyplot()
+    plt = pyplot()
     methods = [m for m in OBJECTIVES if m in set(traces["method"])]
     methods += [m for m in dict.fromkeys(traces["method"]) if m not in methods]
     datasets = list(dict.fromkeys(traces["dataset"]))
@@ -327,7 +303,7 @@ def objective_curves(traces: pd.DataFrame, path: str | Path) -> list[Path]:
         ax.legend(fontsize=6, ncol=2 if len(groups) > 8 else 1, frameon=False)
     fig.suptitle("Objective per iteration (SL2P Figs. 2-3; RFS, DSO-FS, L21-SVM)\n"
                  "first split's training part", fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 # ----------------------------------------------------------------------------- one paper

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -17,12 +18,38 @@ def curves(runs: pd.DataFrame) -> pd.DataFrame:
     return stats.reset_index().sort_values(["dataset", "selector", "k"], kind="stable")
 
 
-def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = None) -> list[Path]:
-    """Write ``<out_stem>.png`` and ``<out_stem>.pdf``; return the paths."""
+def pyplot() -> Any:
+    """matplotlib.pyplot on the non-interactive Agg backend."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, stem: str | Path) -> list[Path]:
+    """Write ``<stem>.png`` and ``<stem>.pdf``, close the figure, return the paths.
+
+    The files carry no creation date, so regenerating a figure from the same results
+    rewrites the same bytes (committed figures do not change without a reason).
+    """
+    stem = Path(stem)
+    if stem.suffix in (".png", ".pdf"):
+        stem = stem.with_suffix("")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext, metadata in (("png", {"Software": None}), ("pdf", {"CreationDate": None, "Producer": None})):
+        path = stem.parent / f"{stem.name}.{ext}"
+        fig.savefig(path, dpi=130, metadata=metadata)
+        paths.append(path)
+    pyplot().close(fig)
+    return paths
+
+
+def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = None) -> list[Path]:
+    """Write ``<out_stem>.png`` and ``<out_stem>.pdf``; return the paths."""
+    plt = pyplot()
 
     data = curves(runs)
     datasets = list(dict.fromkeys(runs["dataset"]))
@@ -53,12 +80,4 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
     if title and datasets != [title]:
         fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.04 + 0.03 * (len(labels) > 6), 1, 1))
-    out_stem = Path(out_stem)
-    out_stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in ("png", "pdf"):
-        path = out_stem.with_suffix(f".{ext}")
-        fig.savefig(path, dpi=130)
-        paths.append(path)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out_stem)
