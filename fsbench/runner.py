@@ -155,7 +155,9 @@ def run_experiment(
 
     restore_tasks(out_dir, tasks)
     done = finished_tasks(out_dir)
-    pending = [t for t in tasks if t.id not in done]
+    # Repetition-major: the first repetitions of every dataset finish before later ones start,
+    # so an interrupted long run already covers every dataset (results do not depend on order).
+    pending = sorted((t for t in tasks if t.id not in done), key=lambda t: (t.split.repeat, t.split.fold))
     if on_start:
         on_start(len(pending), len(tasks))
     n_jobs = n_jobs or experiment.n_jobs

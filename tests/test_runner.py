@@ -69,6 +69,22 @@ def test_selectors_share_splits_and_fisher_beats_random(tmp_path, digits):
     assert at16["fisher"] > at16["random"]
 
 
+def test_tasks_run_repetition_by_repetition_across_datasets(tmp_path, digits):
+    # an interrupted long run then holds the first repetitions of every dataset
+    exp = parse_experiment(
+        "name: u\ndatasets: [digits, digits2]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 3}\n"
+        "selectors: [fstat, fisher]\nclassifier: {name: linear_svm, C: 1}\nn_features: [4]\n",
+        "u.yaml", dataset_resolver=lambda n: _Spec(n, 64))
+    done = []
+    result = run_experiment(exp, tmp_path, data={**digits, "digits2": digits["digits"]}, n_jobs=1,
+                            on_task_done=done.append)
+    assert done == [f"{d}__r{r:03d}f00__{s}" for r in range(3) for d in ("digits", "digits2")
+                    for s in ("fstat", "fisher")]
+    # runs.csv keeps the config's order: dataset, then repetition
+    assert list(dict.fromkeys(zip(result.runs["dataset"], result.runs["repeat"], strict=True))) == [
+        (d, r) for d in ("digits", "digits2") for r in range(3)]
+
+
 def test_resume_after_losing_tasks_gives_identical_rows(tmp_path, digits):
     exp = _experiment()
     full = run_experiment(exp, tmp_path, data=digits, n_jobs=1).runs
