@@ -160,6 +160,18 @@ def write_config(out_dir: Path, config: dict[str, Any], fingerprint: str) -> Non
     atomic_write_text(out_dir / CONFIG_FILE, yaml.safe_dump(doc, sort_keys=False))
 
 
+def planned_datasets(out_dir: Path) -> tuple[list[str], list[str]]:
+    """A results folder's datasets from its config.yaml: (planned and available, skipped as missing)."""
+    path = out_dir / CONFIG_FILE
+    try:
+        doc = yaml.safe_load(path.read_text()) if path.is_file() else None
+    except yaml.YAMLError:
+        doc = None
+    doc = doc if isinstance(doc, dict) else {}
+    skipped = list(doc.get("skipped_datasets") or [])
+    return [d for d in doc.get("datasets") or [] if d not in skipped], skipped
+
+
 def read_fingerprint(out_dir: Path) -> str | None:
     path = out_dir / CONFIG_FILE
     if not path.is_file():

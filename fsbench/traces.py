@@ -106,6 +106,7 @@ def objective_traces(
     *,
     n_jobs: int = 1,
     threads: int | None = 1,
+    reuse: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Objective per iteration of every iterative selector of ``experiment``, per dataset.
 
@@ -122,6 +123,8 @@ def objective_traces(
     Returns one row per iteration with the columns of :data:`COLUMNS`: ``params`` as JSON,
     ``iteration`` from 1, ``rel_increase`` = max(0, J_t - J_{t-1}) / |J_{t-1}|, and per trace
     ``max_rel_increase`` and ``monotone`` (max_rel_increase <= :data:`MONOTONE_RTOL`).
+    Traces found in ``reuse`` (an earlier result: same dataset, selector and params) are taken
+    from it, not refitted: the fits are deterministic, so a growing run fits only what is new.
     """
     k_max = max(experiment.n_features)
     jobs = []
@@ -140,12 +143,22 @@ def objective_traces(
                 if key not in done:
                     done.add(key)
                     jobs.append((name, sel, params, derive_seed(experiment.seed, "trace", name, sel.label)))
-    results = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_trace)(sel.name, params, *parts[name], k_max, seed, threads)
-        for name, sel, params, seed in jobs
-    )
+    known = {}
+    if reuse is not None and len(reuse):
+        for key, t in reuse.groupby(["dataset", "selector", "params"], sort=False):
+            known[key] = t.sort_values("iteration")
+    fresh = [i for i, (name, sel, params, _) in enumerate(jobs)
+             if (name, sel.label, _params_json(params)) not in known]
+    fitted = dict(zip(fresh, Parallel(n_jobs=n_jobs)(
+        delayed(_fit_trace)(jobs[i][1].name, jobs[i][2], *parts[jobs[i][0]], k_max, jobs[i][3], threads)
+        for i in fresh
+    ), strict=True))
     frames = []
-    for (name, sel, params, _), (objective, seconds, messages) in zip(jobs, results, strict=True):
+    for i, (name, sel, params, _) in enumerate(jobs):
+        if i not in fitted:
+            frames.append(known[(name, sel.label, _params_json(params))][COLUMNS])
+            continue
+        objective, seconds, messages = fitted[i]
         if objective.size == 0:
             continue
         rise = _relative_increase(objective)
@@ -178,9 +191,13 @@ def trace_summary(traces: pd.DataFrame, rtol: float = MONOTONE_RTOL) -> pd.DataF
 
 def write_traces(experiment: Experiment, data: dict[str, Any], runs: pd.DataFrame | None,
                  results_dir: str | Path, *, n_jobs: int = 1, threads: int | None = 1) -> Path:
-    """Compute :func:`objective_traces` and write it atomically to ``results_dir/objective.csv``."""
-    traces = objective_traces(experiment, data, runs, n_jobs=n_jobs, threads=threads)
+    """Compute :func:`objective_traces` and write it atomically to ``results_dir/objective.csv``.
+
+    Traces already in that file (same dataset, selector and params) are reused, not refitted.
+    """
     path = Path(results_dir) / TRACES_FILE
+    previous = pd.read_csv(path, dtype={"params": str}) if path.is_file() else None
+    traces = objective_traces(experiment, data, runs, n_jobs=n_jobs, threads=threads, reuse=previous)
     atomic_write_text(path, traces.to_csv(index=False, float_format="%.17g"))
     return path
 

@@ -188,6 +188,25 @@ def traces(toy):
     return objective_traces(_experiment(), toy, pd.DataFrame(rows))
 
 
+def test_written_traces_are_reused_and_only_new_ones_fitted(tmp_path, toy, monkeypatch):
+    import fsbench.traces as traces_module
+
+    first = write_traces(_experiment(), toy, None, tmp_path)  # rfs at its first grid point, gamma 0.5
+    before = first.read_bytes()
+    fitted = []
+    real = traces_module._fit_trace
+    monkeypatch.setattr(traces_module, "_fit_trace", lambda *a: fitted.append(a[:2]) or real(*a))
+    write_traces(_experiment(), toy, None, tmp_path)
+    assert fitted == [] and first.read_bytes() == before
+    # the runs now chose gamma 2: only that trace is fitted, the stale gamma 0.5 one is dropped
+    runs = pd.DataFrame([{"dataset": "toy", "selector": "rfs", "repeat": 0, "fold": 0, "k": 2,
+                          "params": json.dumps({"gamma": 2.0})}])
+    write_traces(_experiment(), toy, runs, tmp_path)
+    assert fitted == [("rfs", {"gamma": 2.0})]
+    again = pd.read_csv(first)
+    assert {json.loads(p)["gamma"] for p in again.loc[again["method"] == "rfs", "params"]} == {2.0}
+
+
 def test_traces_cover_the_iterative_selectors_with_the_chosen_params(traces):
     assert set(traces["method"]) == {"rfs", "dso"}  # fisher has no objective trace
     assert {json.loads(p)["gamma"] for p in traces.loc[traces["method"] == "rfs", "params"]} == {2.0}

@@ -69,6 +69,11 @@ def test_compare_single_split_cell():
     assert cell.reproduces and cell.within_one_sample
     other = table[(table.dataset == "lung")].iloc[0]
     assert other.status == "not run" and other.note == "dataset not available"
+    # a dataset the run plans but has not reached is not "not available"
+    pending = compare_table(SL2P_TABLE2, runs, planned=["glioma", "lung"], unavailable=["mll"])
+    assert (pending[pending.dataset == "lung"]["note"] == "run not finished").all()
+    assert (pending[pending.dataset == "mll"]["note"] == "dataset not available").all()
+    assert (pending[pending.dataset == "srbct"]["note"] == "not in this configuration").all()
     summary = reproduction_summary(table)
     assert summary["ran"] == 1 and summary["reproduce"] == 1
 

@@ -106,10 +106,11 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     from fsbench.papers import TABLES
     from fsbench.report.paper import compare_table, format_paper_table
     from fsbench.runner import run_experiment
-    from fsbench.store import load_runs
+    from fsbench.store import load_runs, planned_datasets
 
     result = CheckResult(paper)
     committed = load_runs(results_dir)
+    planned, skipped = planned_datasets(results_dir)
     datasets, repeats = CHECK_SUBSETS[paper]
     subset = subset_experiment(experiment, datasets, repeats)
     if not subset.datasets:
@@ -123,8 +124,8 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     kept = committed[~pd.MultiIndex.from_frame(committed[KEY]).isin(key_rerun)]
     merged = pd.concat([kept, rerun[committed.columns.intersection(rerun.columns)]], ignore_index=True)
     for table in TABLES[paper]:
-        before = compare_table(table, committed)
-        after = compare_table(table, merged)
+        before = compare_table(table, committed, planned, skipped)
+        after = compare_table(table, merged, planned, skipped)
         was = before["reproduces"].fillna(False).astype(bool).to_numpy()
         now = after["reproduces"].fillna(False).astype(bool).to_numpy()
         result.reproducing += int(was.sum())

@@ -51,12 +51,13 @@ def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
     import pandas as pd
 
     from fsbench.report.paper import compare_table, format_paper_table
-    from fsbench.store import atomic_write_text, load_runs
+    from fsbench.store import atomic_write_text, load_runs, planned_datasets
 
     runs = load_runs(results_dir)
+    planned, skipped = planned_datasets(results_dir)
     written, comparisons = [], []
     for table in TABLES[paper]:
-        comparison = compare_table(table, runs)
+        comparison = compare_table(table, runs, planned, skipped)
         comparisons.append(comparison)
         path = results_dir / table_file(table.name)
         atomic_write_text(path, format_paper_table(table, comparison, "markdown"))
@@ -88,19 +89,18 @@ def check_paper_name(paper: str) -> str:
 def write_paper_figures(paper: str, results_dir: Path, config: Path, data_dir: Path | None) -> list[Path]:
     """Accuracy curves, accuracy per p (DSO-FS), and objective per iteration (objective.csv).
 
-    The objective traces are computed once (fits on each dataset's first training part with
-    the parameters the runs chose most often) and kept in objective.csv.
+    The objective traces (fits on each dataset's first training part with the parameters the
+    runs chose most often) are kept in objective.csv; a later call fits only the new ones.
     """
     from fsbench.config import load_experiment
     from fsbench.datasets import load
-    from fsbench.report.figures import TRACES_FILE, paper_figures
+    from fsbench.report.figures import paper_figures
     from fsbench.store import load_runs
     from fsbench.traces import write_traces
 
     runs = load_runs(results_dir)
-    if not (results_dir / TRACES_FILE).is_file():
-        experiment = load_experiment(config)
-        present = [d for d in experiment.datasets if d in set(runs["dataset"])]
-        data = {name: load(name, data_dir) for name in present}
-        write_traces(experiment, data, runs, results_dir)
+    experiment = load_experiment(config)
+    present = [d for d in experiment.datasets if d in set(runs["dataset"])]
+    data = {name: load(name, data_dir) for name in present}
+    write_traces(experiment, data, runs, results_dir)  # fits only the traces objective.csv lacks
     return paper_figures(paper, results_dir)

@@ -18,6 +18,7 @@ count the cells with |z| <= 2 and those within one test sample.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
@@ -36,8 +37,14 @@ def standard_error(estimate: str, ours_std: float, n_repeats: int, printed_std: 
     return ours_std
 
 
-def compare_table(table: PrintedTable, runs: pd.DataFrame | None) -> pd.DataFrame:
-    """One row per printed cell: printed, ours, delta, z, delta in samples, reproduces, notes."""
+def compare_table(table: PrintedTable, runs: pd.DataFrame | None, planned: Collection[str] = (),
+                  unavailable: Collection[str] | None = None) -> pd.DataFrame:
+    """One row per printed cell: printed, ours, delta, z, delta in samples, reproduces, notes.
+
+    A dataset without results is noted as an unfinished run when it is in ``planned``, as not
+    available here when it is in ``unavailable`` (or that is None: not known), else as not in
+    the configuration that produced ``runs``.
+    """
     rows = []
     reps = per_repeat(runs) if runs is not None and len(runs) else None
     for cell in table.cells:
@@ -46,7 +53,12 @@ def compare_table(table: PrintedTable, runs: pd.DataFrame | None) -> pd.DataFram
                "n_repeats": 0, "delta": np.nan, "se": np.nan, "z": np.nan, "delta_samples": np.nan,
                "reproduces": None, "within_one_sample": None, "status": "not run", "note": ""}
         if reps is None or cell.dataset not in set(reps["dataset"]):
-            row["note"] = "dataset not available"
+            if cell.dataset in planned:
+                row["note"] = "run not finished"
+            elif unavailable is None or cell.dataset in unavailable:
+                row["note"] = "dataset not available"
+            else:
+                row["note"] = "not in this configuration"
             rows.append(row)
             continue
         mine = reps[(reps["dataset"] == cell.dataset) & (reps["selector"] == cell.method) & (reps["k"] == cell.k)]

@@ -560,10 +560,7 @@ def _paper_section(layout: Layout, paper: str, result: Results) -> list[str]:
     present = set(runs["dataset"]) if runs is not None else set()
     pending = [d for d in result.planned_datasets if d not in present]
     for table in TABLES[paper]:
-        comparison = compare_table(table, runs)
-        # compare_table cannot tell a dataset that is missing here from one whose run has not finished
-        comparison.loc[comparison["dataset"].isin(pending) & (comparison["status"] == "not run"), "note"] = (
-            "run not finished")
+        comparison = compare_table(table, runs, pending, result.skipped)
         lines += [format_paper_table(table, comparison, "markdown"), ""]
     figures = [(stem, what) for stem, what in FIGURES if (result.results_dir / f"{stem}.png").is_file()]
     if figures:
