@@ -168,19 +168,25 @@ def run_experiment(
     # same order for any n_jobs (identical rows), and busy-waiting BLAS threads cannot
     # oversubscribe a loaded machine (an RFS fit measured 0.26 s on one thread, 12.5 s on two).
     threads = 1
-    if pending:
-        parallel = Parallel(n_jobs=workers, return_as="generator_unordered")
-        for task_id in parallel(
-            delayed(run_task)(experiment, task, data[task.dataset].X, data[task.dataset].y, out_dir, threads)
-            for task in pending
-        ):
-            if on_task_done:
-                on_task_done(task_id)
+    n_run, finished = 0, False
+    try:
+        if pending:
+            parallel = Parallel(n_jobs=workers, return_as="generator_unordered")
+            for task_id in parallel(
+                delayed(run_task)(experiment, task, data[task.dataset].X, data[task.dataset].y, out_dir, threads)
+                for task in pending
+            ):
+                n_run += 1
+                if on_task_done:
+                    on_task_done(task_id)
+        finished = True
+    finally:
+        # wall time of this invocation (an interrupted one too), for runs that span sessions
+        if n_run:
+            log_run(out_dir, time.perf_counter() - started, len(tasks), n_run, workers, interrupted=not finished)
 
     rows = read_tasks(out_dir, [t.id for t in tasks])
     runs = write_runs(out_dir, rows)
-    if pending:  # wall time of this invocation, for reports of runs that span sessions
-        log_run(out_dir, time.perf_counter() - started, len(tasks), len(tasks) - len(pending), workers)
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
                      tuple(skipped))
 

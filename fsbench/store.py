@@ -209,10 +209,12 @@ def machine() -> str:
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-def log_run(results_dir: Path, seconds: float, n_tasks: int, n_resumed: int, n_jobs: int) -> None:
-    """Append one invocation's wall time to results_dir/runlog.jsonl."""
+def log_run(results_dir: Path, seconds: float, n_tasks: int, n_run: int, n_jobs: int,
+            interrupted: bool = False) -> None:
+    """Append one invocation's wall time and the tasks it finished to results_dir/runlog.jsonl."""
     entry = {"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
-             "n_tasks": n_tasks, "n_run": n_tasks - n_resumed, "n_jobs": n_jobs, "machine": machine()}
+             "n_tasks": n_tasks, "n_run": n_run, "n_jobs": n_jobs, "machine": machine(),
+             **({"interrupted": True} if interrupted else {})}
     with open(results_dir / RUNLOG, "a") as fh:
         fh.write(json.dumps(entry) + "\n")
 

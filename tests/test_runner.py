@@ -262,3 +262,21 @@ def test_each_invocation_that_runs_tasks_logs_its_wall_time(tmp_path, digits):
     log = read_runlog(out)
     assert len(log) == 1
     assert log[0]["n_tasks"] == log[0]["n_run"] == 9 and log[0]["seconds"] > 0
+
+
+def test_an_interrupted_invocation_logs_the_tasks_it_finished(tmp_path, digits):
+    from fsbench.store import read_runlog
+
+    exp = _experiment()
+    out = tmp_path / "run"
+
+    def interrupt_after_two(task_id, seen=[]):  # noqa: B006 - the list counts calls
+        seen.append(task_id)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(exp, out, data=digits, n_jobs=1, on_task_done=interrupt_after_two)
+    run_experiment(exp, out, data=digits, n_jobs=1)
+    log = read_runlog(out)
+    assert [(e["n_run"], e.get("interrupted", False)) for e in log] == [(2, True), (7, False)]

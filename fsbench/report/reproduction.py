@@ -505,7 +505,9 @@ def _cost_rows(result: Results) -> list[str]:
     wall = sum(float(e.get("seconds", 0.0)) for e in log)
     machines = sorted({str(e.get("machine", "unknown")) for e in log})
     if log:
-        lines.append(f"- Wall time: {_hours(wall)} over {len(log)} invocation(s) (runlog.jsonl).")
+        stopped = sum(bool(e.get("interrupted")) for e in log)
+        lines.append(f"- Wall time: {_hours(wall)} over {len(log)} invocation(s)"
+                     + (f", {stopped} of them interrupted" if stopped else "") + " (runlog.jsonl).")
         lines += [f"- Machine: {m}" for m in machines]
     else:
         lines.append("- Wall time: not recorded (no runlog.jsonl; an invocation still running logs when it ends).")
