@@ -5,7 +5,7 @@ Benchmark-only dependency (a peer to compare with, never imported by fsbench):
     pip install skfeature-chappers        # skfeature.function.sparse_learning_based.RFS.rfs
 
 Data are read from $FSBENCH_DATA (GLIOMA.mat, MLL.csv, Brain_Tumor_2.mat,
-isolet_full/Isolet1..5.mat, semeion.data). Every fit runs on one BLAS thread (threadpoolctl).
+isolet_full/Isolet1..5.mat, semeion.data, umist.mat). Every fit runs on one BLAS thread (threadpoolctl).
 Each dataset is cut into a stratified 60% training split (seed 0; the DSO-FS protocol) and
 z-scored with the training statistics. Usage:
 
@@ -56,6 +56,9 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
         parts = [sio.loadmat(d / "isolet_full" / f"Isolet{i}.mat") for i in range(1, 6)]
         X = np.vstack([p["fea"] for p in parts]).astype(float)
         y = np.concatenate([p["gnd"].ravel() for p in parts])
+    elif name == "UMIST":
+        m = sio.loadmat(d / "umist.mat")
+        X, y = m["fea"].astype(float), m["gnd"].ravel()
     elif name == "SEMEION":
         raw = np.loadtxt(d / "semeion.data")
         X, y = raw[:, :256], raw[:, 256:].argmax(axis=1)

@@ -510,7 +510,8 @@ def _cost_rows(result: Results) -> list[str]:
                      + (f", {stopped} of them interrupted" if stopped else "") + " (runlog.jsonl).")
         lines += [f"- Machine: {m}" for m in machines]
     else:
-        lines.append("- Wall time: not recorded (no runlog.jsonl; an invocation still running logs when it ends).")
+        lines.append("- Wall time: not recorded (no runlog.jsonl: the tasks ran in an invocation that was "
+                     "killed, or one still running; an interrupted invocation logs its time).")
     if "task_seconds" in tasks.columns and tasks["task_seconds"].notna().any():
         lines.append(f"- Compute time, summed over tasks (one worker): {_hours(float(tasks['task_seconds'].sum()))}.")
     else:
