@@ -63,7 +63,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     """Run the experiment described by the YAML file CONFIG.
 
     Every task (dataset x split x selector) is saved as soon as it finishes, so an interrupted
-    run resumes where it stopped when the same command is run again. Writes runs.csv, the
+    run resumes where it stopped when the same command is run again. Writes runs.csv.gz, the
     resolved config.yaml, table.md and curves.png/.pdf to the results folder.
     """
     from fsbench.config import load_experiment
@@ -107,7 +107,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)
     click.echo(table)
     click.echo(f"{result.n_tasks} tasks ({result.n_resumed} resumed) in {result.seconds:.1f} s; "
-               f"results in {result.out_dir}/ (runs.csv, table.md, curves.png)")
+               f"results in {result.out_dir}/ (runs.csv.gz, table.md, curves.png)")
 
 
 @main.command()
@@ -183,7 +183,7 @@ def _paper_layout(fn: Any) -> Any:
 @click.option("--n-jobs", "-j", type=int, default=None, help="Parallel workers (overrides the configs).")
 @click.option("--no-variants", is_flag=True, help="Only the papers' protocols, not the variant configs.")
 @click.option("--collect", is_flag=True,
-              help="Run nothing: write runs.csv, tables and figures from the tasks finished so far.")
+              help="Run nothing: write runs.csv.gz, tables and figures from the tasks finished so far.")
 @_data_dir_option
 @_paper_layout
 def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, collect: bool,
@@ -195,7 +195,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
     """
     from fsbench.papers.reproduce import Layout, write_paper_figures, write_paper_tables
     from fsbench.report import format_table, plot_curves
-    from fsbench.store import collect_runs, load_runs
+    from fsbench.store import RUNS_FILE, collect_runs, load_runs
 
     layout = Layout(configs_dir, results_root)
     for paper in papers or ("rfs", "dso-fs", "sl2p"):
@@ -212,7 +212,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
             runs = load_runs(out)
             (out / "table.md").write_text(format_table(runs, None, "markdown"))
             plot_curves(runs, out / "curves", title=out.name)
-        if not (layout.results_dir(paper) / "runs.csv").is_file():
+        if not (layout.results_dir(paper) / RUNS_FILE).is_file():
             continue
         written = write_paper_tables(paper, layout.results_dir(paper))
         written += write_paper_figures(paper, layout.results_dir(paper), layout.config(paper), data_dir)
@@ -248,12 +248,13 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, co
     from fsbench.config import load_experiment
     from fsbench.papers.check import CHECK_SUBSETS, check_paper
     from fsbench.papers.reproduce import Layout
+    from fsbench.store import RUNS_FILE
 
     layout = Layout(configs_dir, results_root)
     failed = False
     for paper in papers or ("rfs", "dso-fs", "sl2p"):
         results_dir = layout.results_dir(paper)
-        if not (results_dir / "runs.csv").is_file():
+        if not (results_dir / RUNS_FILE).is_file():
             raise FsbenchError(f"No committed results in {str(results_dir)!r}; run 'make reproduce' first.")
         datasets, repeats = CHECK_SUBSETS[paper]
         click.echo(f"{paper}: rerunning {', '.join(datasets)}, first {repeats} repetitions ...", err=True)

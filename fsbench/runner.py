@@ -192,9 +192,9 @@ def run_experiment(
 
 
 def restore_tasks(out_dir: Path, tasks: list[Task]) -> int:
-    """Task files recreated from runs.csv for tasks it holds and tasks/ lacks; returns how many.
+    """Task files recreated from runs.csv.gz for tasks it holds and tasks/ lacks; returns how many.
 
-    A results folder can then be kept (committed, copied) as runs.csv alone and still resume:
+    A results folder can then be kept (committed, copied) as runs.csv.gz alone and still resume:
     the per-task files are a cache of its rows. Only called once the folder's config.yaml is
     known to match the experiment, so the rows belong to these tasks.
     """

@@ -76,10 +76,10 @@ def test_check_passes_on_its_own_results_and_fails_on_tampering(tmp_path, monkey
     assert result.ok, result.problems
     assert result.n_rows == 3 * 2 * 2  # 3 folds of the first repeat x 2 selectors x 2 k
 
-    runs = pd.read_csv(committed / "runs.csv")
+    runs = pd.read_csv(committed / "runs.csv.gz")
     first = runs.index[(runs["repeat"] == 0) & (runs["selector"] == "fisher")][0]
     runs.loc[first, "accuracy"] += 0.01
-    runs.to_csv(committed / "runs.csv", index=False)
+    runs.to_csv(committed / "runs.csv.gz", index=False)
     result = check_paper("rfs", exp, committed, tmp_path / "rerun2", n_jobs=1)
     assert not result.ok
     assert any("'accuracy'" in p for p in result.problems)
@@ -99,12 +99,12 @@ def test_check_fails_when_a_reproducing_cell_stops_reproducing(tmp_path, monkeyp
     committed = tmp_path / "committed"
     run_experiment(exp, committed, n_jobs=1)
     # committed rows made 5 points better than the truth ...
-    tampered = pd.read_csv(committed / "runs.csv")
+    tampered = pd.read_csv(committed / "runs.csv.gz")
     hit = (tampered["selector"] == "fisher") & (tampered["k"] == 20)
     bump = np.minimum(np.round(0.05 * tampered["n_test"]), tampered["n_test"] - tampered["n_correct"])
     tampered.loc[hit, "n_correct"] += bump[hit]
     tampered.loc[hit, "accuracy"] = tampered["n_correct"] / tampered["n_test"]
-    tampered.to_csv(committed / "runs.csv", index=False)
+    tampered.to_csv(committed / "runs.csv.gz", index=False)
     reps = per_repeat(tampered[hit])
     printed = 100 * reps["accuracy"].mean()
     # ... and a printed value equal to them: in the commit, the cell reproduces (z = 0)
@@ -142,6 +142,7 @@ def test_collect_leaves_the_runs_of_a_finished_run_as_written(tmp_path):
     # the config's selector order is not the alphabetical order of the task files
     run_experiment(_experiment("holdout", "[random, fisher]"), out, n_jobs=1)
     written = (out / RUNS_FILE).read_bytes()
+    assert written[:2] == b"\x1f\x8b" and written[4:8] == bytes(4)  # gzip without a timestamp
     collect_runs(out)
     assert (out / RUNS_FILE).read_bytes() == written  # the run's row order, not the task files' order
 

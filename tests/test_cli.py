@@ -77,9 +77,9 @@ def test_run_writes_results_table_and_curves(runner, tmp_path):
     out = tmp_path / "res"
     result = runner.invoke(main, ["run", str(_config(tmp_path)), "--out", str(out), "-q"])
     assert result.exit_code == 0, result.output
-    for name in ("runs.csv", "config.yaml", "table.md", "curves.png", "curves.pdf"):
+    for name in ("runs.csv.gz", "config.yaml", "table.md", "curves.png", "curves.pdf"):
         assert (out / name).is_file(), name
-    runs = pd.read_csv(out / "runs.csv")
+    runs = pd.read_csv(out / "runs.csv.gz")
     assert len(runs) == 2 * 3 * 2 and set(runs.k) == {4, 16}
     assert "| digits |" in result.output
 
@@ -236,9 +236,9 @@ def test_killed_run_resumes_to_identical_rows(tmp_path):
     proc.wait(30)
     n_saved = len(list((killed / "tasks").glob("*.json")))
     assert 3 <= n_saved < 18, n_saved
-    assert not (killed / "runs.csv").exists()
+    assert not (killed / "runs.csv.gz").exists()
 
     assert _cli("run", str(config), "--out", str(killed), "-q", "-j", "2", env=env).wait(300) == 0
-    a = pd.read_csv(reference / "runs.csv").drop(columns=["fit_seconds", "task_seconds"])
-    b = pd.read_csv(killed / "runs.csv").drop(columns=["fit_seconds", "task_seconds"])
+    a = pd.read_csv(reference / "runs.csv.gz").drop(columns=["fit_seconds", "task_seconds"])
+    b = pd.read_csv(killed / "runs.csv.gz").drop(columns=["fit_seconds", "task_seconds"])
     pd.testing.assert_frame_equal(a, b)

@@ -78,7 +78,7 @@ def layout(tmp_path):
         "# Leakage study: selection on all data\n# before CV. More text.\n#\n# Other paragraph.\nname: x\n")
     main = results / "rfs"
     main.mkdir(parents=True)
-    pd.DataFrame(_rows("rfs", {"allaml": [0, 1, 2], "glioma": [0, 1, 2]})).to_csv(main / "runs.csv", index=False)
+    pd.DataFrame(_rows("rfs", {"allaml": [0, 1, 2], "glioma": [0, 1, 2]})).to_csv(main / "runs.csv.gz", index=False)
     (main / "config.yaml").write_text(yaml.safe_dump(_results_config("rfs", ["allaml", "glioma"])))
     log = [{"seconds": 10.0, "machine": "Linux x86_64, 2 cores"}, {"seconds": 20.0, "machine": "Linux x86_64, 2 cores"}]
     (main / "runlog.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))

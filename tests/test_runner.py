@@ -91,7 +91,7 @@ def test_resume_after_losing_tasks_gives_identical_rows(tmp_path, digits):
     tasks = sorted((tmp_path / "tasks").glob("*.json"))
     for path in tasks[::2]:  # as if the run had been killed before these finished
         path.unlink()
-    (tmp_path / "runs.csv").unlink()
+    (tmp_path / "runs.csv.gz").unlink()
     resumed = run_experiment(exp, tmp_path, data=digits, n_jobs=2)
     assert resumed.n_resumed == len(tasks) - len(tasks[::2])
     pd.testing.assert_frame_equal(_rows(resumed.runs), _rows(full))
@@ -99,10 +99,10 @@ def test_resume_after_losing_tasks_gives_identical_rows(tmp_path, digits):
 
 def test_a_different_config_does_not_overwrite_results(tmp_path, digits):
     run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
-    before = (tmp_path / "runs.csv").read_bytes()
+    before = (tmp_path / "runs.csv.gz").read_bytes()
     with pytest.raises(FsbenchError, match="--force"):
         run_experiment(_experiment(seed=1), tmp_path, data=digits, n_jobs=1)
-    assert (tmp_path / "runs.csv").read_bytes() == before
+    assert (tmp_path / "runs.csv.gz").read_bytes() == before
     forced = run_experiment(_experiment(seed=1), tmp_path, data=digits, n_jobs=1, force=True)
     assert forced.n_resumed == 0 and (forced.runs["seed"] != 0).all()
 

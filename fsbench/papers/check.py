@@ -94,7 +94,7 @@ def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame) -> list[str]:
 
 
 def _comparable(runs: pd.DataFrame) -> pd.DataFrame:
-    """runs.csv as read back from disk, so rerun and committed values share their types."""
+    """runs.csv.gz as read back from disk, so rerun and committed values share their types."""
     from io import StringIO
 
     return pd.read_csv(StringIO(runs.to_csv(index=False)))
@@ -138,7 +138,7 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
         if committed_table.is_file():
             if committed_table.read_text() != format_paper_table(table, before, "markdown"):
                 result.problems.append(f"{committed_table} differs from the table regenerated from its "
-                                       "runs.csv; rerun 'make reproduce' (or 'fsbench table --paper').")
+                                       "runs.csv.gz; rerun 'make reproduce' (or 'fsbench table --paper').")
         else:
             result.problems.append(f"{committed_table} is missing; rerun 'make reproduce'.")
     return result

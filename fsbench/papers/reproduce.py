@@ -5,7 +5,7 @@ Layout (relative to the project root)::
     configs/papers/<paper>.yaml               the paper's protocol as written (choices in comments)
     configs/papers/variants/<paper>-*.yaml    the same protocol with one thing changed (leakage,
                                               test-set sizes implied by the printed values, ...)
-    results/papers/<paper>/                   runs.csv, tables, figures, runlog.jsonl
+    results/papers/<paper>/                   runs.csv.gz, tables, figures, runlog.jsonl
     results/papers/variants/<variant>/        the same for each variant
     results/papers/REPORT.md                  everything side by side (fsbench report)
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
-from fsbench.report.plots import curves, pyplot, save_figure
+from fsbench.report.plots import accuracy_axis, curves, pyplot, save_figure
 from fsbench.store import load_runs
 
 #: the figure of each paper that :func:`accuracy_curves` redraws
@@ -47,6 +47,17 @@ TRACES_FILE = "objective.csv"
 
 _MARKERS = "osv^Dx*P<>"
 _DASHES = ("-", "--", "-.", ":")
+
+
+def _legend_entries(axes: list[Any]) -> tuple[list[Any], list[str]]:
+    """The legend handles and labels of several panels, each label once, in order of appearance."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    return handles, labels
 
 
 def _grid(n: int, width: float = 4.6, height: float = 3.6) -> tuple[Any, Any]:
@@ -157,16 +168,8 @@ def accuracy_curves(runs: pd.DataFrame, paper: str, path: str | Path) -> list[Pa
                         marker="*", markersize=11, color=c, markeredgecolor="black", markeredgewidth=0.6,
                         ecolor=c, capsize=3, linestyle="none", zorder=5)
         title = dataset if dataset not in n_reps else f"{dataset} ({n_reps[dataset]} repetitions)"
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("number of selected features")
-        ax.set_ylabel("accuracy (%)")
-        ax.grid(alpha=0.3)
-    handles, labels = [], []
-    for ax in list(axes.flat)[: len(present)]:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+        accuracy_axis(ax, title)
+    handles, labels = _legend_entries(list(axes.flat)[: len(present)])
     star = plt.Line2D([], [], marker="*", markersize=11, color="grey", markeredgecolor="black",
                       linestyle="none")
     tables = " and ".join(t.name for t in TABLES[paper])
@@ -223,16 +226,8 @@ def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso
             if not t.empty:
                 ax.plot(t["k"], t["mean"], color="black", linestyle="--", linewidth=1.2,
                         label=f"{tuned_label} (p tuned by CV)")
-        ax.set_title(dataset, fontsize=10)
-        ax.set_xlabel("number of selected features")
-        ax.set_ylabel("accuracy (%)")
-        ax.grid(alpha=0.3)
-    handles, labels = [], []
-    for ax in list(axes.flat)[: len(datasets)]:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+        accuracy_axis(ax, dataset)
+    handles, labels = _legend_entries(list(axes.flat)[: len(datasets)])
     ncol = min(len(labels), 7, 3 * len(datasets))
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=9)
     fig.suptitle("DSO-FS Fig. 1: accuracy vs number of features for each p\n"

@@ -28,6 +28,14 @@ def pyplot() -> Any:
     return plt
 
 
+def accuracy_axis(ax: Any, title: str, fontsize: float | None = 10) -> None:
+    """Title, axis labels and grid of an accuracy-vs-number-of-features panel."""
+    ax.set_title(title, **({} if fontsize is None else {"fontsize": fontsize}))
+    ax.set_xlabel("number of selected features")
+    ax.set_ylabel("accuracy (%)")
+    ax.grid(alpha=0.3)
+
+
 def save_figure(fig: Any, stem: str | Path) -> list[Path]:
     """Write ``<stem>.png`` and ``<stem>.pdf``, close the figure, return the paths.
 
@@ -69,10 +77,7 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
                     linestyle=("-", "--", "-.", ":")[i % 4], label=sel)
             std = d["std"].fillna(0)
             ax.fill_between(d["k"], d["mean"] - std, d["mean"] + std, color=color, alpha=0.15, linewidth=0)
-        ax.set_title(dataset)
-        ax.set_xlabel("number of selected features")
-        ax.set_ylabel("accuracy (%)")
-        ax.grid(alpha=0.3)
+        accuracy_axis(ax, dataset, fontsize=None)
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()

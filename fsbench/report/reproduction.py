@@ -1,7 +1,7 @@
 """``results/papers/REPORT.md``: every paper's reproduction, generated from the committed results.
 
 Nothing in the report is typed by hand: the printed values come from :mod:`fsbench.papers`,
-ours from each results directory's ``runs.csv``, the protocol text from the leading comment
+ours from each results directory's ``runs.csv.gz``, the protocol text from the leading comment
 block of each config, the cost from ``runlog.jsonl`` and the ``task_seconds`` column. The
 output is deterministic (fixed order, fixed float formats), so a diff of REPORT.md shows what
 changed in the results and nothing else.
@@ -9,7 +9,7 @@ changed in the results and nothing else.
 Partial results are used as they are and labelled: only complete repetitions (every fold of
 every selector of the config) enter the tables, the claims and the variant comparisons, and
 the cost section lists what is present against what the config plans. A results directory
-without ``runs.csv`` (a run still in progress) is read from its per-task files.
+without ``runs.csv.gz`` (a run still in progress) is read from its per-task files.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class Results:
     name: str
     results_dir: Path
     runs: pd.DataFrame | None = None  # every row found
-    source: str = ""  # "runs.csv", "tasks", or "" (nothing)
+    source: str = ""  # "runs.csv.gz", "tasks", or "" (nothing)
     config: dict[str, Any] = field(default_factory=dict)  # what ran (results config.yaml), else the config file
     _complete: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -193,7 +193,7 @@ class Results:
 
 
 def read_task_files(results_dir: Path) -> pd.DataFrame | None:
-    """The rows of every finished task file, typed as runs.csv would type them (None if none)."""
+    """The rows of every finished task file, typed as runs.csv.gz would type them (None if none)."""
     folder = results_dir / TASKS_DIR
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     rows: list[dict[str, Any]] = []
@@ -210,7 +210,7 @@ def read_task_files(results_dir: Path) -> pd.DataFrame | None:
 
 
 def load_results(name: str, results_dir: Path, config: Path | None = None) -> Results:
-    """A results directory: its runs (runs.csv, else the task files of a run in progress) and config."""
+    """A results directory: its runs (runs.csv.gz, else the task files of a run in progress) and config."""
     result = Results(name, results_dir)
     resolved = results_dir / CONFIG_FILE
     for path in (resolved, config):
@@ -222,7 +222,7 @@ def load_results(name: str, results_dir: Path, config: Path | None = None) -> Re
             break
     runs = None
     if (results_dir / RUNS_FILE).is_file():
-        runs, result.source = load_runs(results_dir), "runs.csv"
+        runs, result.source = load_runs(results_dir), RUNS_FILE
     elif results_dir.is_dir():
         runs = read_task_files(results_dir)
         result.source = "tasks" if runs is not None else ""
@@ -515,10 +515,10 @@ def _cost_rows(result: Results) -> list[str]:
     if "task_seconds" in tasks.columns and tasks["task_seconds"].notna().any():
         lines.append(f"- Compute time, summed over tasks (one worker): {_hours(float(tasks['task_seconds'].sum()))}.")
     else:
-        lines.append("- Compute time: not recorded (runs.csv has no task_seconds).")
+        lines.append("- Compute time: not recorded (runs.csv.gz has no task_seconds).")
     lines.append(f"- Tasks (dataset x repetition x fold x selector): {len(tasks)}.")
     if result.source == "tasks":
-        lines.append("- Read from the per-task files: the run is in progress and has not written runs.csv yet.")
+        lines.append("- Read from the per-task files: the run is in progress and has not written runs.csv.gz yet.")
     progress = result.progress()
     if result.partial:
         lines.append("- **Partial results**: only complete repetitions enter the tables and claims.")

@@ -1,4 +1,4 @@
-"""Summary tables from ``runs.csv``: mean ± std accuracy per dataset x selector at one k.
+"""Summary tables from ``runs.csv.gz``: mean ± std accuracy per dataset x selector at one k.
 
 Accuracy of one repetition is pooled over its folds (correct / tested): for a hold-out
 protocol that is the trial's test accuracy, for k-fold the cross-validated accuracy. The
