@@ -82,3 +82,22 @@ def test_a_far_cell_does_not_reproduce():
     runs = _runs("glioma", "sl2p", 20, [50, 52, 48, 50, 50, 52, 48, 50], 25)
     cell = compare_table(SL2P_TABLE2, runs).query("dataset == 'glioma' and method == 'sl2p'").iloc[0]
     assert cell.z < -2 and not cell.reproduces and not cell.within_one_sample
+
+
+def test_a_single_repetition_is_not_judged():
+    # DSO-FS UMIST at k = 100, printed as a mean ± std over 10 splits; one split of ours at 92%
+    runs = _runs("umist", "dso", 100, [92.0], 100)
+    table = compare_table(DSO_FS_TABLE1, runs)
+    cell = table.query("dataset == 'umist' and method == 'dso' and k == 100").iloc[0]
+    printed = DSO_FS_TABLE1.value("umist", "dso", 100).value
+    assert cell.status == "ok" and cell.n_repeats == 1
+    assert cell.delta == pytest.approx(92.0 - printed)
+    assert np.isnan(cell.se) and np.isnan(cell.z) and cell.reproduces is None
+    assert cell.note == "one repetition: not judged"
+    assert cell.within_one_sample == (abs(92.0 - printed) <= 1.0)
+    summary = reproduction_summary(table)
+    assert summary["ran"] == 1 and summary["judged"] == 0 and summary["reproduce"] == 0
+    assert np.isnan(summary["share_reproduce"])
+    # a second repetition makes it judgeable
+    two = compare_table(DSO_FS_TABLE1, _runs("umist", "dso", 100, [92.0, 90.0], 100))
+    assert reproduction_summary(two)["judged"] == 1

@@ -12,7 +12,9 @@ standard errors of ours, the standard error matching what was printed:
 
 For every cell we report the delta (ours - printed, in points), z = delta / se, and the delta
 in test samples (delta / 100 x the size of one test set; for k-fold CV the whole dataset), and
-count the cells with |z| <= 2 and those within one test sample.
+count the cells with |z| <= 2 and those within one test sample. A cell with results from a
+single repetition has no spread of ours, hence no standard error: it is reported with its delta
+but not judged, and the share within 2 se is over the judged cells only.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from fsbench.papers import PrintedTable
 from fsbench.report.tables import per_repeat
 
 Z_REPRODUCES = 2.0
+NOT_JUDGED = "one repetition: not judged"
 
 
 def standard_error(estimate: str, ours_std: float, n_repeats: int, printed_std: float | None, n_printed: int) -> float:
@@ -68,17 +71,23 @@ def compare_table(table: PrintedTable, runs: pd.DataFrame | None, planned: Colle
             continue
         acc = 100.0 * mine["accuracy"].to_numpy()
         n_test = _test_size(runs, cell.dataset, cell.method, cell.k)
-        ours_std = float(np.std(acc, ddof=1)) if acc.size > 1 else float("nan")
-        se = standard_error(table.paper.estimate, ours_std, acc.size, cell.std, table.paper.n_trials)
         delta = float(acc.mean() - cell.value)
-        row.update(ours=float(acc.mean()), ours_std=ours_std, n_repeats=int(acc.size), delta=delta, se=se,
-                   z=delta / se if se and se > 0 else (0.0 if delta == 0 else np.inf * np.sign(delta)),
+        row.update(ours=float(acc.mean()), n_repeats=int(acc.size), delta=delta,
                    delta_samples=delta / 100.0 * n_test, status="ok")
-        row["reproduces"] = bool(abs(row["z"]) <= Z_REPRODUCES)
         row["within_one_sample"] = bool(abs(row["delta_samples"]) <= 1.0 + 1e-9)
+        notes = []
+        if acc.size > 1:
+            ours_std = float(np.std(acc, ddof=1))
+            se = standard_error(table.paper.estimate, ours_std, acc.size, cell.std, table.paper.n_trials)
+            z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
+            row.update(ours_std=ours_std, se=se, z=z, reproduces=bool(abs(z) <= Z_REPRODUCES))
+        else:
+            notes.append(NOT_JUDGED)
         ill = _ill_posed(runs, cell.dataset, cell.method)
         if ill:
-            row["status"], row["note"] = "ill-posed", ill
+            row["status"] = "ill-posed"
+            notes.insert(0, ill)
+        row["note"] = "; ".join(notes)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -129,6 +138,8 @@ def format_paper_table(table: PrintedTable, comparison: pd.DataFrame, fmt: str =
                 text = f"{ours} ({printed}, {c.delta:+.2f})"
                 if c.status == "ill-posed":
                     text += f" [ill-posed: {c.note}]"
+                elif c.note:
+                    text += f" [{c.note}]"
                 cells.append(text)
             body.append(cells)
         caption = (f"{table.paper.key} {table.name}, top {k} features: ours mean ± sd over our repetitions "
@@ -152,11 +163,13 @@ def format_paper_table(table: PrintedTable, comparison: pd.DataFrame, fmt: str =
 
 
 def reproduction_summary(comparison: pd.DataFrame) -> dict[str, float | int]:
-    """Share of the cells that ran which reproduce (|z| <= 2) and which lie within one test sample."""
+    """Share of the judged cells that reproduce (|z| <= 2), and of the cells that ran which lie
+    within one test sample (a cell from a single repetition ran but is not judged)."""
     ran = comparison[comparison["status"] != "not run"]
-    n = len(ran)
-    return {"cells": len(comparison), "ran": n,
-            "reproduce": int(ran["reproduces"].sum()) if n else 0,
-            "share_reproduce": float(ran["reproduces"].mean()) if n else float("nan"),
-            "within_one_sample": int(ran["within_one_sample"].sum()) if n else 0,
-            "share_within_one_sample": float(ran["within_one_sample"].mean()) if n else float("nan")}
+    judged = ran[ran["reproduces"].notna()]
+    n, n_judged = len(ran), len(judged)
+    return {"cells": len(comparison), "ran": n, "judged": n_judged,
+            "reproduce": int(judged["reproduces"].astype(bool).sum()),
+            "share_reproduce": float(judged["reproduces"].astype(bool).mean()) if n_judged else float("nan"),
+            "within_one_sample": int(ran["within_one_sample"].astype(bool).sum()),
+            "share_within_one_sample": float(ran["within_one_sample"].astype(bool).mean()) if n else float("nan")}

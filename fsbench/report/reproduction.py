@@ -479,14 +479,17 @@ def _summary_section(papers: dict[str, Results]) -> list[str]:
                             f"in {int(ours['significant'].sum())}; printed best in "
                             f"{int(ours['printed_best'].sum())}/{len(ours)}")
         rows.append([TITLES[paper], _state(result), run_text, f"{summary['ran']}/{summary['cells']}",
-                     _share(summary["reproduce"], summary["ran"]),
+                     _share(summary["reproduce"], summary["judged"])
+                     + (f" ({summary['ran'] - summary['judged']} from one repetition, not judged)"
+                        if summary["judged"] < summary["ran"] else ""),
                      _share(summary["within_one_sample"], summary["ran"]), "; ".join(verdicts)])
     lines = ["## Summary", ""]
     lines += _md_table(header, rows)
-    lines += ["", "Cells compared: printed cells with results here (of all printed cells). The shares are over "
-              "the cells compared; the rule is stated below. (dataset, k): the paper's datasets with results "
-              "at each k of its tables; significant: a positive margin over the runner-up with a paired t-test "
-              f"p < {ALPHA} over our repetitions.", ""]
+    lines += ["", "Cells compared: printed cells with results here (of all printed cells). The share within 2 se "
+              "is over the judged cells (those with at least two repetitions), the share within one test "
+              "sample over the cells compared; the rule is stated below. (dataset, k): the paper's datasets "
+              "with results at each k of its tables; significant: a positive margin over the runner-up with a "
+              f"paired t-test p < {ALPHA} over our repetitions.", ""]
     return lines
 
 
