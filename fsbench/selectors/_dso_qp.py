@@ -20,6 +20,16 @@ import numpy as np
 from scipy import linalg
 
 _EPS = np.finfo(float).eps
+#: a normalized gradient entry below this multiple of eps ||b|| is round-off: residuals that
+#: vanish (an E-step column whose optimum is zero, common late in DSO-FS's least-squares runs)
+#: come out at 1e-15 to 1e-13 ||b|| and their gradients no larger
+_ROUNDOFF = 1e3 * _EPS
+
+
+def _gradient_tolerance(res_norm, b_norm, rtol: float):
+    """Tolerance on the normalized gradient s_t F[:, t]^T res / ||F[:, t]|| of an NNLS column:
+    ``rtol`` relative to the residual, but never below round-off in the scale of b."""
+    return np.maximum(rtol * res_norm, _ROUNDOFF * b_norm)
 
 
 class QPError(RuntimeError):
@@ -360,7 +370,9 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
     F is (r, m) with r <= m; S (m, c) holds column signs (+-1); B is (r, c). ``Z0`` (m, c), a
     previous solution, warm-starts the passive sets. Returns Z (m, c) and the residuals
     F diag(S[:, j]) Z[:, j] + B[:, j] as the columns of an (r, c) array. Optimality: the
-    gradient g_t = s_t F[:, t]^T res of each zero z_t satisfies g_t >= -rtol ||F[:, t]|| ||res||.
+    gradient g_t = s_t F[:, t]^T res of each zero z_t satisfies
+    g_t >= -||F[:, t]|| max(rtol ||res||, 1e3 eps ||b||) (the second term: round-off, which
+    decides when the optimal residual is zero).
     The entering column maximizes -g_t / ||F[:, t]|| (the most violated normalized condition).
 
     Degenerate wide problems (the least-squares case of DSO-FS: solutions with about r positive
@@ -427,10 +439,11 @@ def _kkt_ok(F, s, b, z, tol):
     """z >= 0 is optimal for min ||F diag(s) z + b|| to ``tol``: with g = s F^T res, g >= 0
     where z = 0 and g = 0 where z > 0, both relative to ||F[:, t]|| ||res||."""
     res = F @ (s * z) + b
-    scale = np.linalg.norm(F, axis=0) * max(np.linalg.norm(res), 1e3 * _EPS * np.linalg.norm(b))
-    g = s * (F.T @ res) / np.where(scale > 0, scale, 1.0)
+    fn = np.linalg.norm(F, axis=0)
+    g = s * (F.T @ res) / np.where(fn > 0, fn, 1.0)
+    gtol = _gradient_tolerance(np.linalg.norm(res), np.linalg.norm(b), tol)
     pos = z > 0
-    return bool(np.all(z >= 0) and np.all(g[~pos] >= -tol) and np.all(np.abs(g[pos]) <= tol))
+    return bool(np.all(z >= 0) and np.all(g[~pos] >= -gtol) and np.all(np.abs(g[pos]) <= gtol))
 
 
 def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None):
@@ -450,7 +463,7 @@ def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None):
                 col.inner()
     fnorm = np.linalg.norm(F, axis=0)
     fnorm[fnorm == 0] = 1.0
-    bfloor = 1e3 * _EPS * np.linalg.norm(B, axis=0)
+    bnorm = np.linalg.norm(B, axis=0)
     active = list(range(c))
     blocked = [np.zeros(m, dtype=bool) for _ in range(c)]
     refactored = [False] * c
@@ -459,7 +472,7 @@ def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None):
         if not active:
             break
         res = np.column_stack([cols[j].residual() for j in active])
-        rnorm = np.maximum(np.linalg.norm(res, axis=0), bfloor[active])
+        gtol = _gradient_tolerance(np.linalg.norm(res, axis=0), bnorm[active], rtol)
         G = F.T @ res
         still = []
         for a, j in enumerate(active):
@@ -467,8 +480,8 @@ def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None):
             w = -col.s * G[:, a] / fnorm
             w[col.P] = -np.inf
             t = int(np.argmax(np.where(blocked[j], -np.inf, w)))
-            if w[t] <= rtol * rnorm[a] or blocked[j][t]:
-                if w.max() > rtol * rnorm[a] and not refactored[j]:
+            if w[t] <= gtol[a] or blocked[j][t]:
+                if w.max() > gtol[a] and not refactored[j]:
                     # violators left only among numerically dependent columns: refactor and retry
                     xprev = dict(zip(col.P, col.x, strict=True))
                     col.factor(list(col.P))
@@ -591,7 +604,7 @@ def _basic_solution(F, s, b, P):
     res = b + A @ zp
     g = s * (F.T @ res)
     fn = np.linalg.norm(F, axis=0)
-    if np.any(g < -1e-10 * fn * max(np.linalg.norm(res), 1e3 * _EPS * np.linalg.norm(b))):
+    if np.any(g < -fn * _gradient_tolerance(np.linalg.norm(res), np.linalg.norm(b), 1e-10)):
         return None
     out = np.zeros(F.shape[1])
     out[P] = zp

@@ -169,9 +169,15 @@ def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alte
     for k in range(1, max_iter + 1):
         support = np.flatnonzero((pi > 0) | ~pen_rows)
         if least_squares:
-            if space is None or not np.array_equal(space.support, support):
-                space = _LSSpace.build(Xa, support)
+            # a warm start pays when the E step's problem changed little: as many basic rows
+            # (none pruned; the pivoted QR may reorder them) and few passive entries moved in
+            # the previous E step
             moved = _passive_moves(Z_before, Z)
+            if space is None or not np.array_equal(space.support, support):
+                n_basic = None if space is None else space.basic.size
+                space = _LSSpace.build(Xa, support)
+                if n_basic != space.basic.size:
+                    moved = np.inf
             Z_before = Z
             W, V_target, Z = _ls_step(Xa, Y, space, pi, p, W, V_target, Z, solver, free, moved)
         else:
@@ -297,10 +303,11 @@ def _passive_moves(Z_old: np.ndarray | None, Z_new: np.ndarray | None) -> float:
 
 def _warm_pivots(moved: float, r: int) -> int:
     """Pivot budget of the E step's warm start: r when the previous E step moved at most r / 4
-    passive entries per column, else 0 (interior point). A warm start costs about 1.3 pivots per
-    moved entry; measured (benchmarks/rfs_dso.md) it beats the interior point below about r / 4
-    moves on SEMEION and r / 3 on ISOLET, and costs 3x the interior point on ISOLET's second
-    iteration (423 of 618 moved)."""
+    passive entries per column (and no basic row was pruned since), else 0 (interior point). A warm
+    start costs about 1.3 pivots per moved entry; measured (benchmarks/rfs_dso.md) it beats the
+    interior point below about r / 4 moves on SEMEION and r / 3 on ISOLET, and costs 3x the
+    interior point on ISOLET's second iteration (423 of 618 moved) and after 12 of its 617
+    rows were pruned."""
     return r if moved <= r / 4 else 0
 
 
