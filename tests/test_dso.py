@@ -179,6 +179,28 @@ def test_nnls_warm_start_on_the_interior_point_path_matches_scipy(seed):
                                        atol=1e-10 * np.abs(B).max())
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_nnls_with_a_zero_optimum_stops_at_round_off(seed):
+    # b inside the cone of the columns -F diag(s): the optimal residual is zero, reached by
+    # many z. Exactness here means a residual at round-off (scipy's nnls gives 1e-13 relative),
+    # in about r pivots from a cold start; the gradient at round-off must not keep it pivoting
+    # (it used to pivot ~1000 times per column on such E steps of SEMEION).
+    rng = np.random.default_rng(seed)
+    r, m = 12, 400
+    F = rng.standard_normal((r, m)) * np.exp(rng.standard_normal(r))[:, None]
+    S = np.where(rng.random((m, 2)) < 0.5, 1.0, -1.0)
+    B = -np.column_stack([F @ (S[:, j] * rng.random(m)) for j in range(2)])
+    for Z0 in (None, rng.random((m, 2)) * (rng.random((m, 2)) < 0.05)):
+        stats = {}
+        Z, Res = nnls_columns(F, S, B, Z0, stats=stats)
+        assert np.all(Z >= 0)
+        for j in range(2):
+            ref = nnls(F * S[:, j], -B[:, j], maxiter=50 * m)[1]
+            assert ref <= 1e-10 * np.linalg.norm(B[:, j])
+            assert np.linalg.norm(Res[:, j]) <= 1e-10 * np.linalg.norm(B[:, j])
+        assert stats["pivots"] <= 2 * 3 * r
+
+
 # ---------------------------------------------------------------------------------------------
 # the algorithm
 # ---------------------------------------------------------------------------------------------
