@@ -101,7 +101,7 @@ def _test_size(runs: pd.DataFrame, dataset: str, method: str, k: int) -> float:
 def _ill_posed(runs: pd.DataFrame, dataset: str, method: str) -> str:
     mine = runs[(runs["dataset"] == dataset) & (runs["selector"] == method)].drop_duplicates(["repeat", "fold"])
     notes = []
-    for column, text in (("diag_feasible", "constraints infeasible"), ("diag_collapsed", "W collapsed"),
+    for column, text in (("diag_feasible", "final W violates margins"), ("diag_collapsed", "W collapsed"),
                          ("diag_all_tied", "all scores tied")):
         if column not in mine:
             continue
