@@ -136,10 +136,12 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
     else:
         from fsbench.papers import TABLES
         from fsbench.report.paper import compare_table, format_paper_table
+        from fsbench.report.reproduction import complete_runs
         from fsbench.store import planned_datasets
 
         folder = Path(results_dir or Path("results") / "papers" / paper)
-        runs, (planned, skipped) = load_runs(folder), planned_datasets(folder if folder.is_dir() else folder.parent)
+        home = folder if folder.is_dir() else folder.parent
+        runs, (planned, skipped) = complete_runs(home, load_runs(folder)), planned_datasets(home)
         parts = [format_paper_table(t, compare_table(t, runs, planned, skipped), fmt) for t in TABLES[paper]]
         text = "\n".join(parts)
     if output:

@@ -205,3 +205,21 @@ def test_config_comment_and_variant_description(tmp_path):
     path.write_text("# One line without a period\n# that ends here. Second.\nname: v\n# not a header\n")
     assert config_comment(path) == "One line without a period\nthat ends here. Second."
     assert variant_description(path) == "One line without a period that ends here."
+
+
+def test_paper_tables_use_complete_repetitions_only(layout, tmp_path):
+    # the main run with an unfinished fourth repetition of glioma (one task of four present)
+    from fsbench.papers.reproduce import write_paper_tables
+    from fsbench.report.reproduction import complete_runs
+
+    main = layout.results / "rfs"
+    runs = pd.read_csv(main / "runs.csv.gz")
+    extra = runs[(runs.dataset == "glioma") & (runs.repeat == 0) & (runs.selector == "rfs") & (runs.fold == 0)]
+    partial = pd.concat([runs, extra.assign(repeat=3, accuracy=0.0, n_correct=0)], ignore_index=True)
+    partial.to_csv(main / "runs.csv.gz", index=False)
+    assert len(complete_runs(main)) == len(runs)
+    assert len(complete_runs(main, partial)) == len(runs)
+    write_paper_tables("rfs", main)
+    comparison = pd.read_csv(main / "comparison.csv")
+    cell = comparison.query("dataset == 'glioma' and method == 'rfs' and k == 20").iloc[0]
+    assert cell.n_repeats == 3 and cell.ours == pytest.approx(75.0)

@@ -105,6 +105,7 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     """Rerun the paper's check subset into ``work_dir`` and compare it with ``results_dir``."""
     from fsbench.papers import TABLES
     from fsbench.report.paper import compare_table, format_paper_table
+    from fsbench.report.reproduction import complete_runs
     from fsbench.runner import run_experiment
     from fsbench.store import load_runs, planned_datasets
 
@@ -123,9 +124,10 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     key_rerun = pd.MultiIndex.from_frame(rerun[KEY])
     kept = committed[~pd.MultiIndex.from_frame(committed[KEY]).isin(key_rerun)]
     merged = pd.concat([kept, rerun[committed.columns.intersection(rerun.columns)]], ignore_index=True)
+    before_runs, after_runs = complete_runs(results_dir, committed), complete_runs(results_dir, merged)
     for table in TABLES[paper]:
-        before = compare_table(table, committed, planned, skipped)
-        after = compare_table(table, merged, planned, skipped)
+        before = compare_table(table, before_runs, planned, skipped)
+        after = compare_table(table, after_runs, planned, skipped)
         was = before["reproduces"].fillna(False).astype(bool).to_numpy()
         now = after["reproduces"].fillna(False).astype(bool).to_numpy()
         result.reproducing += int(was.sum())

@@ -47,13 +47,15 @@ class Layout:
 
 
 def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
-    """The paper's tables regenerated beside the printed values: <table>.md and comparison.csv."""
+    """The paper's tables regenerated beside the printed values: <table>.md and comparison.csv
+    (from complete repetitions only, as in REPORT.md)."""
     import pandas as pd
 
     from fsbench.report.paper import compare_table, format_paper_table
-    from fsbench.store import atomic_write_text, load_runs, planned_datasets
+    from fsbench.report.reproduction import complete_runs
+    from fsbench.store import atomic_write_text, planned_datasets
 
-    runs = load_runs(results_dir)
+    runs = complete_runs(results_dir)
     planned, skipped = planned_datasets(results_dir)
     written, comparisons = [], []
     for table in TABLES[paper]:

@@ -209,6 +209,18 @@ def read_task_files(results_dir: Path) -> pd.DataFrame | None:
     return pd.read_csv(StringIO(df.to_csv(index=False, float_format="%.17g")))
 
 
+def complete_runs(results_dir: Path, runs: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """The rows of ``runs`` (default: the directory's own) from complete repetitions only, as
+    REPORT.md uses them; the folds and selectors of a repetition come from the directory's
+    config.yaml. The same rows as ``runs`` for a finished run."""
+    result = load_results(results_dir.name, results_dir)
+    if runs is None:
+        return result.complete()
+    if not len(runs):
+        return runs
+    return complete_repetitions(runs, result.n_folds, result.selectors or sorted(runs["selector"].unique()))
+
+
 def load_results(name: str, results_dir: Path, config: Path | None = None) -> Results:
     """A results directory: its runs (runs.csv.gz, else the task files of a run in progress) and config."""
     result = Results(name, results_dir)
