@@ -5,7 +5,7 @@ A results directory holds::
     config.yaml        the resolved experiment (what ran), with its fingerprint
     tasks/<id>.json    one file per finished task (dataset x repeat x fold x selector)
     cache/rankings/    selector rankings keyed by a hash of their inputs
-    runs.csv.gz           one row per (dataset, repeat, fold, selector, k), built from tasks/
+    runs.csv.gz        one row per (dataset, repeat, fold, selector, k), built from tasks/
 
 Every file is written to a temporary name and renamed into place, so a killed run leaves
 only whole files behind.
@@ -36,6 +36,10 @@ CONFIG_FILE = "config.yaml"
 TASKS_DIR = "tasks"
 RUNLOG = "runlog.jsonl"
 RANKINGS_DIR = Path("cache") / "rankings"
+
+#: what identifies a task (one selector fitted on one split) and a row of runs.csv.gz (one k of it)
+TASK_KEY = ["dataset", "repeat", "fold", "selector"]
+ROW_KEY = [*TASK_KEY, "k"]
 
 #: column order of runs.csv.gz (selector diagnostics, if any, follow)
 COLUMNS = [
@@ -132,10 +136,8 @@ def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     """Whether two runs tables hold the same rows, in any order."""
     if len(a) != len(b) or set(a.columns) != set(b.columns):
         return False
-    cols = list(a.columns)
-    key = ["dataset", "repeat", "fold", "selector", "k"]
-    a = a.sort_values(key, kind="stable").reset_index(drop=True)
-    b = b[cols].sort_values(key, kind="stable").reset_index(drop=True)
+    a = a.sort_values(ROW_KEY, kind="stable").reset_index(drop=True)
+    b = b[list(a.columns)].sort_values(ROW_KEY, kind="stable").reset_index(drop=True)
     return a.equals(b)
 
 
@@ -154,7 +156,7 @@ def load_runs(results_dir: str | Path) -> pd.DataFrame:
         raise FsbenchError(f"{str(path)!r} is not a readable runs.csv.gz ({exc}); rerun the experiment.") from None
     missing = {"dataset", "selector", "k", "accuracy", "repeat", "n_correct", "n_test"} - set(df.columns)
     if missing:
-        raise FsbenchError(f"{str(path)!r} lacks the columns {sorted(missing)}; it is not an fsbench runs.csv.")
+        raise FsbenchError(f"{str(path)!r} lacks the columns {sorted(missing)}; it is not an fsbench runs table.")
     return df
 
 

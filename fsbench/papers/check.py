@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fsbench.config import Experiment
+from fsbench.store import ROW_KEY
 
 #: (datasets, repetitions) rerun by the check: small datasets of each paper, first repetitions.
 CHECK_SUBSETS: dict[str, tuple[tuple[str, ...], int]] = {
@@ -29,7 +30,6 @@ CHECK_SUBSETS: dict[str, tuple[tuple[str, ...], int]] = {
     "sl2p": (("srbct",), 2),
 }
 
-KEY = ["dataset", "repeat", "fold", "selector", "k"]
 EXACT = ["n_correct", "n_test", "n_train", "C", "params", "n_iter", "seed", "split_seed", "select_on",
          "standardize"]
 CLOSE = ["accuracy", "inner_accuracy"]  # floats through CSV: equal to the last printed digit
@@ -61,7 +61,7 @@ def subset_experiment(experiment: Experiment, datasets: tuple[str, ...], repeats
 def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame) -> list[str]:
     """Differences between rerun rows and the committed rows of the same tasks, as sentences."""
     problems = []
-    merged = rerun.merge(committed, on=KEY, how="left", suffixes=("", "_committed"), indicator=True)
+    merged = rerun.merge(committed, on=ROW_KEY, how="left", suffixes=("", "_committed"), indicator=True)
     missing = merged[merged["_merge"] == "left_only"]
     if len(missing):
         first = missing.iloc[0]
@@ -121,8 +121,8 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     result.n_rows = len(rerun)
     result.problems += compare_rows(rerun, committed)
 
-    key_rerun = pd.MultiIndex.from_frame(rerun[KEY])
-    kept = committed[~pd.MultiIndex.from_frame(committed[KEY]).isin(key_rerun)]
+    key_rerun = pd.MultiIndex.from_frame(rerun[ROW_KEY])
+    kept = committed[~pd.MultiIndex.from_frame(committed[ROW_KEY]).isin(key_rerun)]
     merged = pd.concat([kept, rerun[committed.columns.intersection(rerun.columns)]], ignore_index=True)
     before_runs, after_runs = complete_runs(results_dir, committed), complete_runs(results_dir, merged)
     for table in TABLES[paper]:

@@ -53,9 +53,9 @@ def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
 
     from fsbench.report.paper import compare_table, format_paper_table
     from fsbench.report.reproduction import complete_runs
-    from fsbench.store import atomic_write_text, planned_datasets
+    from fsbench.store import atomic_write_text, load_runs, planned_datasets
 
-    runs = complete_runs(results_dir)
+    runs = complete_runs(results_dir, load_runs(results_dir))
     planned, skipped = planned_datasets(results_dir)
     written, comparisons = [], []
     for table in TABLES[paper]:

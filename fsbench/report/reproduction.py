@@ -31,7 +31,17 @@ from scipy import stats
 from fsbench.papers import PAPERS, TABLES
 from fsbench.papers.reproduce import Layout
 from fsbench.report.paper import compare_table, format_paper_table, reproduction_summary
-from fsbench.store import COLUMNS, CONFIG_FILE, RUNS_FILE, TASKS_DIR, atomic_write_text, load_runs, read_runlog
+from fsbench.store import (
+    COLUMNS,
+    CONFIG_FILE,
+    ROW_KEY,
+    RUNS_FILE,
+    TASK_KEY,
+    TASKS_DIR,
+    atomic_write_text,
+    load_runs,
+    read_runlog,
+)
 
 #: the method each paper proposes (SL2P's paper proposes SL21 and its generalisation SL2P)
 PROPOSED: dict[str, tuple[str, ...]] = {"rfs": ("rfs",), "dso-fs": ("dso",), "sl2p": ("sl2p", "sl21")}
@@ -42,8 +52,6 @@ TITLES = {"rfs": "RFS (Nie et al., NIPS 2010)", "dso-fs": "DSO-FS (Peng & Fan, I
 FIGURES = (("curves", "accuracy vs number of selected features"),
            ("accuracy_per_p", "accuracy vs k for each fixed p"),
            ("objective", "objective per iteration"))
-TASK_KEY = ["dataset", "repeat", "fold", "selector"]
-ROW_KEY = [*TASK_KEY, "k"]
 ALPHA = 0.05
 REPORT_FILE = "REPORT.md"
 
@@ -209,29 +217,28 @@ def read_task_files(results_dir: Path) -> pd.DataFrame | None:
     return pd.read_csv(StringIO(df.to_csv(index=False, float_format="%.17g")))
 
 
-def complete_runs(results_dir: Path, runs: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """The rows of ``runs`` (default: the directory's own) from complete repetitions only, as
-    REPORT.md uses them; the folds and selectors of a repetition come from the directory's
-    config.yaml. The same rows as ``runs`` for a finished run."""
-    result = load_results(results_dir.name, results_dir)
-    if runs is None:
-        return result.complete()
-    if not len(runs):
-        return runs
-    return complete_repetitions(runs, result.n_folds, result.selectors or sorted(runs["selector"].unique()))
+def complete_runs(results_dir: Path, runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``runs`` from complete repetitions only, as REPORT.md uses them; the folds and
+    selectors of a repetition come from ``results_dir``'s config.yaml. All of ``runs`` for a
+    finished run."""
+    result = Results(results_dir.name, results_dir, runs=runs, config=_read_config(results_dir))
+    return result.complete() if result.ran else runs
+
+
+def _read_config(results_dir: Path, config: Path | None = None) -> dict[str, Any]:
+    """The resolved config.yaml of a results directory, else the config file ``config``, else {}."""
+    for path in (results_dir / CONFIG_FILE, config):
+        if path is not None and path.is_file():
+            try:
+                return yaml.safe_load(path.read_text()) or {}
+            except yaml.YAMLError:
+                continue
+    return {}
 
 
 def load_results(name: str, results_dir: Path, config: Path | None = None) -> Results:
     """A results directory: its runs (runs.csv.gz, else the task files of a run in progress) and config."""
-    result = Results(name, results_dir)
-    resolved = results_dir / CONFIG_FILE
-    for path in (resolved, config):
-        if path is not None and path.is_file():
-            try:
-                result.config = yaml.safe_load(path.read_text()) or {}
-            except yaml.YAMLError:
-                continue
-            break
+    result = Results(name, results_dir, config=_read_config(results_dir, config))
     runs = None
     if (results_dir / RUNS_FILE).is_file():
         runs, result.source = load_runs(results_dir), RUNS_FILE
