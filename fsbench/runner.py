@@ -36,7 +36,7 @@ from fsbench.protocol import (
     standardize,
     tune_selector,
 )
-from fsbench.selectors import get_selector
+from fsbench.selectors import get_selector, source_digest
 from fsbench.store import (
     CONFIG_FILE,
     RANKINGS_DIR,
@@ -279,9 +279,10 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
 
 
 def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int | None) -> str:
-    """Cache key of a ranking: a hash of everything it depends on."""
+    """Cache key of a ranking: a hash of everything it depends on, the selectors' code included."""
     h = hashlib.sha256()
-    h.update(json.dumps([__version__, name, params, seed, X.shape], sort_keys=True, default=repr).encode())
+    h.update(json.dumps([__version__, source_digest(), name, params, seed, X.shape], sort_keys=True,
+                        default=repr).encode())
     h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
     h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
     return h.hexdigest()[:32]

@@ -35,6 +35,7 @@ RUNS_FILE = "runs.csv.gz"
 CONFIG_FILE = "config.yaml"
 TASKS_DIR = "tasks"
 RUNLOG = "runlog.jsonl"
+TRACES_FILE = "objective.csv"  # objective per iteration of the iterative selectors (fsbench.traces)
 RANKINGS_DIR = Path("cache") / "rankings"
 
 #: what identifies a task (one selector fitted on one split) and a row of runs.csv.gz (one k of it)

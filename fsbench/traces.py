@@ -29,18 +29,16 @@ from threadpoolctl import threadpool_limits
 from fsbench.config import ClassifierConfig, Experiment, InnerCVConfig, ProtocolConfig, SelectorConfig
 from fsbench.errors import FsbenchError
 from fsbench.protocol import derive_seed, outer_splits, standardize
-from fsbench.selectors import get_selector
-from fsbench.store import CONFIG_FILE, atomic_write_text
+from fsbench.selectors import get_selector, source_digest
+from fsbench.store import CONFIG_FILE, TRACES_FILE, atomic_write_text
 
 #: registered selectors whose ``objective_`` is a trace over iterations (not a single value)
 ITERATIVE = ("rfs", "dso", "l21svm", "sl21", "sl2p")
-#: file written by :func:`write_traces` in a results directory
-TRACES_FILE = "objective.csv"
 #: a trace is called monotone when no step increases the objective by more than this, relative
 MONOTONE_RTOL = 1e-6
 
 COLUMNS = ["dataset", "selector", "method", "params", "iteration", "objective", "rel_increase",
-           "max_rel_increase", "monotone", "n_iter", "n_train", "fit_seconds", "warnings"]
+           "max_rel_increase", "monotone", "n_iter", "n_train", "fit_seconds", "warnings", "code"]
 
 
 def _params_json(params: dict[str, Any]) -> str:
@@ -123,7 +121,8 @@ def objective_traces(
     Returns one row per iteration with the columns of :data:`COLUMNS`: ``params`` as JSON,
     ``iteration`` from 1, ``rel_increase`` = max(0, J_t - J_{t-1}) / |J_{t-1}|, and per trace
     ``max_rel_increase`` and ``monotone`` (max_rel_increase <= :data:`MONOTONE_RTOL`).
-    Traces found in ``reuse`` (an earlier result: same dataset, selector and params) are taken
+    Traces found in ``reuse`` (an earlier result: same dataset, selector and params, fitted by
+    the same selector code, column ``code`` = :func:`fsbench.selectors.source_digest`) are taken
     from it, not refitted: the fits are deterministic, so a growing run fits only what is new.
     """
     k_max = max(experiment.n_features)
@@ -144,8 +143,10 @@ def objective_traces(
                     done.add(key)
                     jobs.append((name, sel, params, derive_seed(experiment.seed, "trace", name, sel.label)))
     known = {}
-    if reuse is not None and len(reuse):
-        for key, t in reuse.groupby(["dataset", "selector", "params"], sort=False):
+    code = source_digest()
+    if reuse is not None and "code" in reuse:
+        current = reuse[reuse["code"] == code]  # fitted by other code: stale, refitted
+        for key, t in current.groupby(["dataset", "selector", "params"], sort=False):
             known[key] = t.sort_values("iteration")
     fresh = [i for i, (name, sel, params, _) in enumerate(jobs)
              if (name, sel.label, _params_json(params)) not in known]
@@ -169,7 +170,7 @@ def objective_traces(
             "rel_increase": rise, "max_rel_increase": worst,
             "monotone": worst <= MONOTONE_RTOL, "n_iter": objective.size,
             "n_train": int(parts[name][1].size), "fit_seconds": seconds,
-            "warnings": " | ".join(messages),
+            "warnings": " | ".join(messages), "code": code,
         }))
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
@@ -193,7 +194,8 @@ def write_traces(experiment: Experiment, data: dict[str, Any], runs: pd.DataFram
                  results_dir: str | Path, *, n_jobs: int = 1, threads: int | None = 1) -> Path:
     """Compute :func:`objective_traces` and write it atomically to ``results_dir/objective.csv``.
 
-    Traces already in that file (same dataset, selector and params) are reused, not refitted.
+    Traces already in that file (same dataset, selector, params and selector code) are reused,
+    not refitted.
     """
     path = Path(results_dir) / TRACES_FILE
     previous = pd.read_csv(path, dtype={"params": str}) if path.is_file() else None

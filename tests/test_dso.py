@@ -434,3 +434,34 @@ def test_interior_point_answer_failing_kkt_is_finished_exactly(monkeypatch):
         assert np.all(Z[:, j] >= 0)
         assert np.linalg.norm(A @ Z[:, j] + B[:, j]) == pytest.approx(
             nnls(A, -B[:, j], maxiter=50 * m)[1], rel=1e-9)
+
+
+def test_least_squares_e_steps_warm_start_when_little_moved_and_match_cold_ones(monkeypatch):
+    # 111 rows (>= ipm_rows): cold E steps go to the interior point. The first two E steps have
+    # no history, later ones warm-start with a budget of r pivots, one after a pruned basic row
+    # does not; the iterates are those of a run that never warm-starts.
+    import fsbench.selectors.dso as dso_module
+
+    rng = np.random.default_rng(0)
+    m, n, c = 260, 110, 3
+    X = rng.standard_normal((m, n))
+    lab = np.argmax(X @ rng.standard_normal((n, c)) + 2 * rng.standard_normal((m, c)), axis=1)
+    Y = pm1(lab, c)
+    budgets = []
+    real = dso_module.nnls_columns
+
+    def recording(F, S, B, Z0=None, **kw):
+        budgets.append((F.shape[0], kw["warm_pivots"]))
+        return real(F, S, B, Z0, **kw)
+
+    monkeypatch.setattr(dso_module, "nnls_columns", recording)
+    warm = dso_fit(X, Y, 1.0, max_iter=10)
+    assert warm.least_squares
+    assert budgets[:2] == [(111, 0), (111, 0)]
+    assert all(b == r for r, b in budgets[2:8])  # the rows did not change: warm, budget r
+    shrunk = [i for i in range(1, len(budgets)) if budgets[i][0] != budgets[i - 1][0]]
+    assert shrunk and all(budgets[i][1] == 0 for i in shrunk)
+    monkeypatch.setattr(dso_module, "_warm_pivots", lambda moved, r: 0)
+    cold = dso_fit(X, Y, 1.0, max_iter=10)
+    np.testing.assert_allclose(warm.objective, cold.objective, rtol=1e-9)
+    np.testing.assert_allclose(warm.W, cold.W, atol=1e-9 * np.abs(cold.W).max())

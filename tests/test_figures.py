@@ -18,7 +18,6 @@ import pytest
 from fsbench.config import parse_experiment
 from fsbench.errors import FsbenchError
 from fsbench.protocol import outer_splits
-from fsbench.report import figures
 from fsbench.report.figures import (
     accuracy_curves,
     accuracy_per_p,
@@ -206,6 +205,12 @@ def test_written_traces_are_reused_and_only_new_ones_fitted(tmp_path, toy, monke
     assert fitted == [("rfs", {"gamma": 2.0})]
     again = pd.read_csv(first)
     assert {json.loads(p)["gamma"] for p in again.loc[again["method"] == "rfs", "params"]} == {2.0}
+    # other selector code: nothing is reused (a changed solver must not keep its old traces)
+    fitted.clear()
+    monkeypatch.setattr(traces_module, "source_digest", lambda: "changed")
+    write_traces(_experiment(), toy, runs, tmp_path)
+    assert len(fitted) == again.groupby(["selector", "params"]).ngroups
+    assert set(pd.read_csv(first)["code"]) == {"changed"}
 
 
 def test_traces_cover_the_iterative_selectors_with_the_chosen_params(traces):
@@ -257,7 +262,6 @@ def test_trace_summary_measures_the_largest_rise():
 
 # ----------------------------------------------------------------------------- one paper
 def test_paper_figures_writes_every_figure(tmp_path, toy):
-    assert figures.TRACES_FILE == TRACES_FILE
     runs = synthetic_runs(["isolet", "ar"], [*plain("mrmr", "relieff", "l1svm", "rfs"), TUNED_DSO, *FIXED_P],
                           [10, 50, 100], n_repeats=4)
     runs.to_csv(tmp_path / "runs.csv.gz", index=False)

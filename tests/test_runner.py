@@ -127,6 +127,11 @@ def test_ranking_cache_is_keyed_by_inputs(tmp_path, digits, monkeypatch):
     np.testing.assert_array_equal(first["ranking"], again["ranking"])
     with pytest.raises(AssertionError, match="refit"):
         fit_selector("fisher", {}, X[:-1], y[:-1], 0, 10, tmp_path)  # other inputs: a new key
+    import fsbench.runner as runner_module
+
+    monkeypatch.setattr(runner_module, "source_digest", lambda: "changed")
+    with pytest.raises(AssertionError, match="refit"):
+        fit_selector("fisher", {}, X, y, 0, 10, tmp_path)  # other selector code: a new key
 
 
 def test_plan_is_dataset_x_split_x_selector(digits):

@@ -26,7 +26,7 @@ import pandas as pd
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
 from fsbench.report.plots import accuracy_axis, curves, pyplot, save_figure
-from fsbench.store import load_runs
+from fsbench.store import TRACES_FILE, load_runs
 
 #: the figure of each paper that :func:`accuracy_curves` redraws
 FIGURE_TITLES = {
@@ -43,7 +43,6 @@ OBJECTIVES = {
     "sl2p": r"SL2P: $\frac{1}{2}\|W\|_{2,2/(1+p)}^2+C\,$hinge",
 }
 FIGURE_FILES = {"curves": "curves", "per_p": "accuracy_per_p", "objective": "objective"}
-TRACES_FILE = "objective.csv"
 
 _MARKERS = "osv^Dx*P<>"
 _DASHES = ("-", "--", "-.", ":")

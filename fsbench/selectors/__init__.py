@@ -8,21 +8,39 @@ selector is adding a module. ``fsbench selectors`` lists the registry.
 from __future__ import annotations
 
 import difflib
+import functools
+import hashlib
 import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fsbench.errors import ConfigError
 from fsbench.selectors.base import BaseSelector, rank_by_scores
 
 __all__ = ["BaseSelector", "SelectorInfo", "get_selector", "make_selector", "rank_by_scores",
-           "register", "registry"]
+           "register", "registry", "source_digest"]
 
 _REGISTRY: dict[str, type[BaseSelector]] = {}
 _loaded = False
+
+
+@functools.cache
+def source_digest() -> str:
+    """A hash of this package's source files: part of every cache key of fitted selectors.
+
+    The fits are deterministic functions of the data, the parameters and this code, so cached
+    rankings and objective traces stay valid exactly as long as the code is unchanged (a
+    version number is not bumped by every change of a solver).
+    """
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def register(name: str) -> Callable[[type[BaseSelector]], type[BaseSelector]]:

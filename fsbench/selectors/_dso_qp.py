@@ -437,7 +437,7 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
 
 def _kkt_ok(F, s, b, z, tol):
     """z >= 0 is optimal for min ||F diag(s) z + b|| to ``tol``: with g = s F^T res, g >= 0
-    where z = 0 and g = 0 where z > 0, both relative to ||F[:, t]|| ||res||."""
+    where z = 0 and g = 0 where z > 0, up to :func:`_gradient_tolerance` times ||F[:, t]||."""
     res = F @ (s * z) + b
     fn = np.linalg.norm(F, axis=0)
     g = s * (F.T @ res) / np.where(fn > 0, fn, 1.0)

@@ -303,7 +303,8 @@ def _passive_moves(Z_old: np.ndarray | None, Z_new: np.ndarray | None) -> float:
 
 def _warm_pivots(moved: float, r: int) -> int:
     """Pivot budget of the E step's warm start: r when the previous E step moved at most r / 4
-    passive entries per column (and no basic row was pruned since), else 0 (interior point). A warm
+    passive entries per column (and the number of basic rows did not change since), else 0
+    (interior point). A warm
     start costs about 1.3 pivots per moved entry; measured (benchmarks/rfs_dso.md) it beats the
     interior point below about r / 4 moves on SEMEION and r / 3 on ISOLET, and costs 3x the
     interior point on ISOLET's second iteration (423 of 618 moved) and after 12 of its 617
@@ -311,7 +312,7 @@ def _warm_pivots(moved: float, r: int) -> int:
     return r if moved <= r / 4 else 0
 
 
-def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, moved=np.inf):
+def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, moved):
     """One iteration on the least-squares solution space X_S W = X_S X_S^+ (Y + E) (paper, sec. 2).
 
     Basic rows: W_B = R11^-1 (Q^T (Y + E) - R12 W_N); with the non-basic rows W_N fixed the E
@@ -353,7 +354,7 @@ def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, mov
     return W, Vt, Z
 
 
-def _ls_joint_rank_deficient(Xa, Y, sp: _LSSpace, pi, Z0, free, moved=np.inf):
+def _ls_joint_rank_deficient(Xa, Y, sp: _LSSpace, pi, Z0, free, moved):
     """Joint (U, E) step when X_S has dependent columns: min t^T K^-1 t with t = Q^T (Y + E)."""
     cols = sp.support
     Abar = sp.Q.T @ Xa[:, cols]
