@@ -28,10 +28,13 @@ def main() -> None:
     step: dict = {}
     solve = dso.nnls_columns
 
-    def recording(F, S, B, Z0=None, **kw):
-        stats: dict = {}
-        out = solve(F, S, B, Z0, stats=stats, **kw)
-        step.update(stats, rows=F.shape[0], budget=kw.get("warm_pivots"))
+    def recording(F, S, B, Z0=None, stats=None, **kw):
+        mine: dict = {}
+        out = solve(F, S, B, Z0, stats=mine, **kw)
+        if stats is not None:
+            for key, value in mine.items():
+                stats[key] = stats.get(key, 0) + value
+        step.update(mine, rows=F.shape[0], budget=kw.get("warm_pivots"))
         return out
 
     dso.nnls_columns = recording

@@ -489,3 +489,30 @@ def test_least_squares_e_steps_warm_start_when_little_moved_and_match_cold_ones(
     cold = dso_fit(X, Y, 1.0, max_iter=10)
     np.testing.assert_allclose(warm.objective, cold.objective, rtol=1e-9)
     np.testing.assert_allclose(warm.W, cold.W, atol=1e-9 * np.abs(cold.W).max())
+
+
+def test_inexact_e_steps_are_counted_in_the_diagnostics_and_warned(monkeypatch):
+    # least-squares case (m > n + 1); an E step that reports inexact columns (as the crossover
+    # does past its pivot cap) must reach diagnostics_ and a DSOWarning, summed over iterations
+    import fsbench.selectors.dso as dso_module
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((120, 20))
+    y = np.argmax(X[:, :3] + 0.5 * rng.standard_normal((120, 3)), axis=1)
+    real = dso_module.nnls_columns
+    calls = []
+
+    def two_inexact(F, S, B, Z0=None, stats=None, **kw):
+        out = real(F, S, B, Z0, stats=stats, **kw)
+        stats["inexact"] = stats.get("inexact", 0) + 2
+        calls.append(1)
+        return out
+
+    monkeypatch.setattr(dso_module, "nnls_columns", two_inexact)
+    sel = DSOFS(p=1.0, max_iter=5)
+    with pytest.warns(DSOWarning, match="stopped above their optimum"):
+        sel.fit(X, y)
+    assert sel.diagnostics_["least_squares"]
+    assert sel.diagnostics_["inexact_e_columns"] == 2 * len(calls) > 0
+    monkeypatch.setattr(dso_module, "nnls_columns", real)
+    assert DSOFS(p=1.0, max_iter=5).fit(X, y).diagnostics_["inexact_e_columns"] == 0

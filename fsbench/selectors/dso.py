@@ -106,6 +106,7 @@ class DSOResult:
     converged: bool
     collapse_iter: int         # first iteration with every feature row at zero (0 = none)
     increased: bool = False    # the run stopped because the objective rose (not converged)
+    inexact_columns: int = 0   # E-step class columns left above their optimum, over all iterations
 
 
 def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alternating",
@@ -150,6 +151,7 @@ def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alte
     W = np.zeros((s_full, Y.shape[1]))
     V_target = Y.copy()          # Y + E of the current iterate (E^0 = 0)
     alpha = None                 # warm starts of the sign-constrained steps
+    e_stats: dict = {}           # counts of the least-squares E steps (nnls_columns)
     Z = None
     Z_before = None              # the E step's solution one iteration before Z
     space: _LSSpace | None = None
@@ -179,7 +181,8 @@ def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alte
                 if n_basic != space.basic.size:
                     moved = np.inf
             Z_before = Z
-            W, V_target, Z = _ls_step(Xa, Y, space, pi, p, W, V_target, Z, solver, free, moved)
+            W, V_target, Z = _ls_step(Xa, Y, space, pi, p, W, V_target, Z, solver, free, moved,
+                                      e_stats)
         else:
             if XS is None or not np.array_equal(XS[0], support):
                 XS = (support, Xa[:, support], np.isin(support, basic0))
@@ -219,7 +222,7 @@ def dso_fit(X: np.ndarray, Y: np.ndarray, p: float = 1.0, *, solver: str = "alte
             converged = not increased
             break
     return DSOResult(W, np.asarray(objective), last_iter, last_norm, least_squares, converged,
-                     collapse_iter, increased)
+                     collapse_iter, increased, e_stats.get("inexact", 0))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -312,7 +315,7 @@ def _warm_pivots(moved: float, r: int) -> int:
     return r if moved <= r / 4 else 0
 
 
-def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, moved):
+def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, moved, stats):
     """One iteration on the least-squares solution space X_S W = X_S X_S^+ (Y + E) (paper, sec. 2).
 
     Basic rows: W_B = R11^-1 (Q^T (Y + E) - R12 W_N); with the non-basic rows W_N fixed the E
@@ -330,7 +333,7 @@ def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, mov
         weights = _pi_from(V, p)
         WN = V[N]
     elif N.size:
-        return _ls_joint_rank_deficient(Xa, Y, sp, pi, Z0, free, moved)
+        return _ls_joint_rank_deficient(Xa, Y, sp, pi, Z0, free, moved, stats)
     elif solver == "alternating":
         # no free rows: the U step is W = X_S^+ (Y + E^k) itself; the E step weighs its rows
         weights = np.zeros(s_full)
@@ -345,7 +348,7 @@ def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, mov
     Fm = Dinv[:, None] * sp.pinv_basic[rows]
     off = sp.M[rows] @ WN if N.size else 0.0
     Bv = Fm @ Y - (Dinv[:, None] * off if N.size else 0.0)
-    Z, _ = nnls_columns(Fm, Y, Bv, Z0, warm_pivots=_warm_pivots(moved, Fm.shape[0]))
+    Z, _ = nnls_columns(Fm, Y, Bv, Z0, warm_pivots=_warm_pivots(moved, Fm.shape[0]), stats=stats)
     Vt = Y * (1.0 + Z)
     W = np.zeros((s_full, Y.shape[1]))
     W[B] = sp.pinv_basic @ Vt - (sp.M @ WN if N.size else 0.0)
@@ -354,7 +357,7 @@ def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, mov
     return W, Vt, Z
 
 
-def _ls_joint_rank_deficient(Xa, Y, sp: _LSSpace, pi, Z0, free, moved):
+def _ls_joint_rank_deficient(Xa, Y, sp: _LSSpace, pi, Z0, free, moved, stats):
     """Joint (U, E) step when X_S has dependent columns: min t^T K^-1 t with t = Q^T (Y + E)."""
     cols = sp.support
     Abar = sp.Q.T @ Xa[:, cols]
@@ -370,7 +373,8 @@ def _ls_joint_rank_deficient(Xa, Y, sp: _LSSpace, pi, Z0, free, moved):
         K = Pa @ K @ Pa + np.outer(a, a)
     C = linalg.cholesky(K, lower=True, check_finite=False)
     Fm = linalg.solve_triangular(C, Pa @ sp.Q.T, lower=True, check_finite=False)
-    Z, _ = nnls_columns(Fm, Y, Fm @ Y, Z0, warm_pivots=_warm_pivots(moved, Fm.shape[0]))
+    Z, _ = nnls_columns(Fm, Y, Fm @ Y, Z0, warm_pivots=_warm_pivots(moved, Fm.shape[0]),
+                        stats=stats)
     Vt = Y * (1.0 + Z)
     W = np.zeros((Xa.shape[1], Y.shape[1]))
     fi = None if pen.all() else int(np.flatnonzero(~pen)[0])
@@ -443,7 +447,9 @@ class DSOFS(BaseSelector):
     Fitted attributes: ``coef_`` (n, c), ``intercept_`` (c,), ``objective_`` (||W||_{2,p} per
     iteration), ``n_iter_``, ``diagnostics_`` = {"feasible", "collapsed", "min_margin",
     "violated_share", "least_squares", "converged", "objective_increased", "n_nonzero_rows",
-    "collapse_iter", "ranking_iter"}.
+    "collapse_iter", "ranking_iter", "inexact_e_columns"}; the last counts the least-squares
+    E-step class columns, summed over the iterations, that the NNLS solver left above their
+    optimum (row weights beyond double precision; a DSOWarning says so).
     """
 
     def __init__(self, n_features_to_select: int = 10, p: float = 1.0, solver: str = "alternating",
@@ -488,6 +494,7 @@ class DSOFS(BaseSelector):
             "n_nonzero_rows": n_nonzero,
             "collapse_iter": res.collapse_iter,
             "ranking_iter": int(feat_last.max(initial=0)),
+            "inexact_e_columns": res.inexact_columns,
         }
         if collapsed:
             warnings.warn(
@@ -499,5 +506,11 @@ class DSOFS(BaseSelector):
                 f"DSO-FS (p={self.p}) ended infeasible: {violated:.1%} of the margins Y * XW are "
                 f"below 1 (min {min_margin:.3g}); the least-squares solution space does not "
                 "enforce them.",
+                DSOWarning, stacklevel=3)
+        if res.inexact_columns:
+            warnings.warn(
+                f"DSO-FS (p={self.p}): {res.inexact_columns} E-step class columns (summed over "
+                "the iterations) stopped above their optimum: the row weights span more orders "
+                "of magnitude than double precision resolves, so those iterates are approximate.",
                 DSOWarning, stacklevel=3)
         return res.last_norm[:n].copy()
