@@ -404,7 +404,8 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
     per column, about the interior point's cost, and a tight budget (87) failed on every column
     and cost 14 s per iteration on top of the interior point. The
     interior-point method also takes over if the active-set method does not terminate. Every
-    interior-point answer goes through :func:`_crossover` to an exact vertex. ``stats``, if
+    interior-point answer goes through :func:`_crossover` to an exact vertex (where double
+    precision allows: see there). ``stats``, if
     given, receives the counts "warm" (columns finished by the warm active set), "ipm",
     "pivots", "ipm_rescued" (interior-point columns the crossover finished by the active set)
     and "inexact" (columns left above the optimum, see :func:`_crossover`).
@@ -620,7 +621,7 @@ def _crossover(F, s, b, z, mu, stats: dict | None = None) -> np.ndarray:
 
     Tries the least-squares solutions on the columns with z > mu, then on the columns above the
     widest gap of log(z / mu); if neither is positive and optimal, runs the active-set method
-    (no pivot cap) from the min(r, m) columns of largest z / mu, whose inner loop first drops
+    from the min(r, m) columns of largest z / mu, whose inner loop first drops
     the columns that come out negative. That start matters when the interior point stalls
     short of the optimum (badly scaled row weights: on ISOLET with p = 0.3, z > mu everywhere
     and the widest gap leaves one column). On such an E step (26 columns) the active set needed
