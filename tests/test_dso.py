@@ -525,3 +525,29 @@ def test_inexact_e_steps_are_counted_in_the_diagnostics_and_warned(monkeypatch):
         exact = DSOFS(p=1.0, max_iter=5).fit(X, y)
     assert exact.diagnostics_["inexact_e_columns"] == 0
     assert not any("above their optimum" in str(w.message) for w in caught)
+
+
+def test_crossover_past_its_pivot_cap_is_counted_inexact_and_keeps_the_better_point():
+    # a stalled interior point on a problem whose active set needs many pivots: with a cap of one
+    # pivot the crossover must count the column inexact and return a feasible point no worse
+    # than z; with the default cap it must reach scipy's optimum and count nothing
+    from fsbench.selectors._dso_qp import _crossover
+
+    rng = np.random.default_rng(5)
+    r, m = 30, 200  # the E step's structure F = C Q^T, b = F s: a non-zero optimal residual
+    X = rng.standard_normal((m, r))
+    F = np.triu(rng.standard_normal((r, r)) + 3 * np.eye(r)) @ np.linalg.qr(X)[0].T
+    s = np.where(X @ rng.standard_normal(r) + 0.5 * rng.standard_normal(m) > 0, 1.0, -1.0)
+    b = F @ s
+    z, mu = 1.0 + rng.random(m), np.full(m, 1e-3)  # z > mu everywhere, no information in z / mu
+    res = lambda v: np.linalg.norm(F @ (s * v) + b)  # noqa: E731
+    capped = {"ipm_rescued": 0, "inexact": 0, "pivots": 0}
+    out = _crossover(F, s, b, z, mu, capped, max_pivots=1)
+    assert capped["inexact"] == 1 and capped["pivots"] == 1
+    assert np.all(out >= 0) and res(out) <= res(z)
+    full = {"ipm_rescued": 0, "inexact": 0, "pivots": 0}
+    out = _crossover(F, s, b, z, mu, full)
+    assert full["inexact"] == 0 and full["pivots"] > 1
+    ref = nnls(F * s, -b, maxiter=50 * m)[1]
+    assert ref > 1e-3 * np.linalg.norm(b)
+    assert res(out) == pytest.approx(ref, rel=1e-9)

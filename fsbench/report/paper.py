@@ -101,8 +101,13 @@ def _test_size(runs: pd.DataFrame, dataset: str, method: str, k: int) -> float:
     return float(mine.groupby("repeat")["n_test"].sum().mean())
 
 
+def _fits(runs: pd.DataFrame, dataset: str, method: str) -> pd.DataFrame:
+    """One row per fit (split) of ``method`` on ``dataset``: where its diagnostics are read."""
+    return runs[(runs["dataset"] == dataset) & (runs["selector"] == method)].drop_duplicates(["repeat", "fold"])
+
+
 def _ill_posed(runs: pd.DataFrame, dataset: str, method: str) -> str:
-    mine = runs[(runs["dataset"] == dataset) & (runs["selector"] == method)].drop_duplicates(["repeat", "fold"])
+    mine = _fits(runs, dataset, method)
     notes = []
     for column, text in (("diag_feasible", "final W violates margins"), ("diag_collapsed", "W collapsed"),
                          ("diag_all_tied", "all scores tied")):
@@ -120,7 +125,7 @@ def _inexact_e_steps(runs: pd.DataFrame, dataset: str, method: str) -> str:
     cell, not ill-posedness: the iterates are approximate, the problem itself is posed)."""
     if "diag_inexact_e_columns" not in runs:
         return ""
-    mine = runs[(runs["dataset"] == dataset) & (runs["selector"] == method)].drop_duplicates(["repeat", "fold"])
+    mine = _fits(runs, dataset, method)
     bad = int((mine["diag_inexact_e_columns"].fillna(0) > 0).sum())
     return f"approximate E steps in {bad}/{len(mine)} splits" if bad else ""
 

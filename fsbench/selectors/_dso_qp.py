@@ -616,7 +616,7 @@ def _basic_solution(F, s, b, P):
     return out
 
 
-def _crossover(F, s, b, z, mu, stats: dict | None = None) -> np.ndarray:
+def _crossover(F, s, b, z, mu, stats: dict, max_pivots: int | None = None) -> np.ndarray:
     """An exact vertex from the interior-point iterate (z, mu).
 
     Tries the least-squares solutions on the columns with z > mu, then on the columns above the
@@ -627,9 +627,10 @@ def _crossover(F, s, b, z, mu, stats: dict | None = None) -> np.ndarray:
     and the widest gap leaves one column). On such an E step (26 columns) the active set needed
     4,290 pivots from it in all; started from all of z's support it needed 14,204 pivots for a
     single column and stopped 0.24% above the optimum (benchmarks/rfs_dso.md).
-    The active set gets 2 r pivots. Past them, or if its inner loop does not terminate, the E
-    step is not exact: the point with the lower residual of z and the active set's last iterate
-    is returned and counted in ``stats["inexact"]``. That happens when the row weights span
+    The active set gets ``max_pivots`` pivots (default 2 r). Past them, or if its inner loop does
+    not terminate, the E step is not exact: the point with the lower residual of z and the
+    active set's last iterate is returned and counted in ``stats["inexact"]`` (``stats`` holds
+    the counters of :func:`nnls_columns`). That happens when the row weights span
     more orders of magnitude than double precision resolves (UMIST, p = 0.1: row scales from
     8e-3 to 1e12; without a cap 146,840 pivots, 43 s, for the 20 columns and no vertex).
     """
@@ -646,21 +647,22 @@ def _crossover(F, s, b, z, mu, stats: dict | None = None) -> np.ndarray:
         out = _basic_solution(F, s, b, np.sort(order[:k]))
         if out is not None:
             return out
-    if stats is not None:
-        stats["ipm_rescued"] = stats.get("ipm_rescued", 0) + 1
+    stats["ipm_rescued"] += 1
     col = _Column(F, s, b)
     col.factor([int(i) for i in np.sort(order[:min(F.shape)])])
     col.x = z[col.P].copy()
     col.inner()
     Z0 = np.zeros((F.shape[1], 1))
     Z0[col.P, 0] = col.x
+    budget = 2 * F.shape[0] if max_pivots is None else max_pivots
     try:
-        out, res, todo = _nnls_active_set(F, s[:, None], b[:, None], Z0, 1e-10, 2 * F.shape[0],
+        out, res, todo = _nnls_active_set(F, s[:, None], b[:, None], Z0, 1e-10, budget,
                                           strict=False, stats=stats)
+        if not todo[0]:
+            return out[:, 0]
     except QPError:  # the inner loop did not terminate
-        out, res, todo = z[:, None], None, [True]
-    if todo[0] and stats is not None:
-        stats["inexact"] = stats.get("inexact", 0) + 1
-    if res is not None and np.linalg.norm(res) <= np.linalg.norm(F @ (s * z) + b):
+        res = None
+    stats["inexact"] += 1
+    if res is not None and np.linalg.norm(res) < np.linalg.norm(F @ (s * z) + b):
         return out[:, 0]
     return z
