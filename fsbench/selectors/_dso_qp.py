@@ -663,6 +663,6 @@ def _crossover(F, s, b, z, mu, stats: dict, max_pivots: int | None = None) -> np
     except QPError:  # the inner loop did not terminate
         res = None
     stats["inexact"] += 1
-    if res is not None and np.linalg.norm(res) < np.linalg.norm(F @ (s * z) + b):
+    if res is not None and np.linalg.norm(res) <= np.linalg.norm(F @ (s * z) + b):
         return out[:, 0]
     return z
