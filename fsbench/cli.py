@@ -111,6 +111,32 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
 
 
 @main.command()
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--selector", "-s", "selectors", multiple=True, required=True,
+              help="Label of a selector whose results to discard (repeatable).")
+@click.option("--dataset", "-d", "datasets", multiple=True,
+              help="Only its results on this dataset (repeatable; default: every dataset).")
+def discard(results_dir: Path, selectors: tuple[str, ...], datasets: tuple[str, ...]) -> None:
+    """Discard some selectors' results in RESULTS_DIR so that the next run recomputes them.
+
+    For results a change of the code made stale: removes their task files and their rows of
+    runs.csv.gz, and nothing else. Then run the same config (or 'fsbench reproduce') again.
+    Not for a folder a run is writing to.
+    """
+    from fsbench.runner import discard_tasks
+
+    if not results_dir.is_dir():
+        raise FsbenchError(f"No results folder {str(results_dir)!r}.")
+    n_tasks, n_rows = discard_tasks(results_dir, list(selectors), list(datasets) or None)
+    which = ", ".join(selectors) + (f" on {', '.join(datasets)}" if datasets else "")
+    if n_tasks:
+        click.echo(f"Discarded {n_tasks} tasks ({n_rows} rows) of {which} in {results_dir}; run its "
+                   "config again to recompute them.")
+    else:
+        click.echo(f"No finished tasks of {which} in {results_dir}; nothing discarded.")
+
+
+@main.command()
 @click.argument("results_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--k", "k", type=int, default=None, help="Number of selected features (default: the largest run).")
 @click.option("--paper", type=click.Choice(["rfs", "dso-fs", "sl2p"]), default=None,

@@ -46,6 +46,8 @@ from fsbench.store import (
     load_ranking,
     load_runs,
     log_run,
+    planned_datasets,
+    planned_selectors,
     read_fingerprint,
     read_tasks,
     save_ranking,
@@ -191,6 +193,27 @@ def run_experiment(
                      tuple(skipped))
 
 
+def _task_ids(runs: pd.DataFrame) -> list[str]:
+    """The id of the task each row of a runs table belongs to."""
+    return [Task(d, Split(r, f, np.empty(0), np.empty(0), 0), SelectorConfig(m, label=lab)).id
+            for d, r, f, m, lab in zip(runs["dataset"], runs["repeat"], runs["fold"], runs["method"],
+                                       runs["selector"], strict=True)]
+
+
+def _write_tasks_from_rows(out_dir: Path, runs: pd.DataFrame, task_ids: set[str]) -> int:
+    """Task files recreated from the rows of ``runs`` for the given task ids; returns how many."""
+    runs = runs.assign(_task=_task_ids(runs))
+    written = 0
+    for task_id, rows in runs[runs["_task"].isin(task_ids)].groupby("_task", sort=False):
+        # a diagnostic column another selector reported is absent, not NaN, in this task's rows
+        records = [{k: v for k, v in row.items()
+                    if not (k.startswith("diag_") and isinstance(v, float) and np.isnan(v))}
+                   for row in rows.drop(columns="_task").to_dict("records")]
+        write_task(out_dir, task_id, records)
+        written += 1
+    return written
+
+
 def restore_tasks(out_dir: Path, tasks: list[Task]) -> int:
     """Task files recreated from runs.csv.gz for tasks it holds and tasks/ lacks; returns how many.
 
@@ -203,20 +226,57 @@ def restore_tasks(out_dir: Path, tasks: list[Task]) -> int:
     missing = {t.id for t in tasks} - finished_tasks(out_dir)
     if not missing:
         return 0
-    runs = load_runs(out_dir)
-    ids = [Task(d, Split(r, f, np.empty(0), np.empty(0), 0), SelectorConfig(m, label=lab)).id
-           for d, r, f, m, lab in zip(runs["dataset"], runs["repeat"], runs["fold"], runs["method"],
-                                      runs["selector"], strict=True)]
-    runs = runs.assign(_task=ids)
-    restored = 0
-    for task_id, rows in runs[runs["_task"].isin(missing)].groupby("_task", sort=False):
-        # a diagnostic column another selector reported is absent, not NaN, in this task's rows
-        records = [{k: v for k, v in row.items()
-                    if not (k.startswith("diag_") and isinstance(v, float) and np.isnan(v))}
-                   for row in rows.drop(columns="_task").to_dict("records")]
-        write_task(out_dir, task_id, records)
-        restored += 1
-    return restored
+    return _write_tasks_from_rows(out_dir, load_runs(out_dir), missing)
+
+
+def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | None = None
+                  ) -> tuple[int, int]:
+    """Remove the finished tasks of the selector labels ``selectors`` (on ``datasets``, default
+    all) from a results folder: their task files and their rows of runs.csv.gz. Running the
+    config again then recomputes them and only them; returns (tasks, rows) removed.
+
+    For results a code change has made stale: task rows do not record the code that computed
+    them, and a run restores missing task files from runs.csv.gz, so deleting task files alone
+    would bring the old rows back. Interrupted, it leaves runs.csv.gz intact, and the next run
+    restores what was deleted (run the discard again). Not for a folder a run is writing to.
+    """
+    if read_fingerprint(out_dir) is None:
+        raise FsbenchError(f"{str(out_dir)!r} holds no results (no config.yaml); nothing to discard.")
+    runs = load_runs(out_dir) if (out_dir / RUNS_FILE).is_file() else None
+    files = {task_id: json.loads((out_dir / TASKS_DIR / f"{task_id}.json").read_text())
+             for task_id in finished_tasks(out_dir)}
+    owner = {task_id: (rows[0]["dataset"], rows[0]["selector"]) for task_id, rows in files.items() if rows}
+    row_ids = _task_ids(runs) if runs is not None else []
+    if runs is not None:
+        owner.update(zip(row_ids, zip(runs["dataset"], runs["selector"], strict=True), strict=True))
+    known_selectors = sorted({sel for _, sel in owner.values()} | set(planned_selectors(out_dir)))
+    known_datasets = sorted({ds for ds, _ in owner.values()}.union(*planned_datasets(out_dir)))
+    for given, known, what in ((selectors, known_selectors, "selector"),
+                               (datasets or [], known_datasets, "dataset")):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise FsbenchError(f"No results of {what} {', '.join(map(repr, unknown))} in {str(out_dir)!r}; "
+                               f"it holds {', '.join(known) or 'none'}.")
+    doomed = {task_id for task_id, (ds, sel) in owner.items()
+              if sel in selectors and (not datasets or ds in datasets)}
+    if not doomed:
+        return 0, 0
+    in_runs = set(row_ids)
+    n_rows = sum(len(files[t]) for t in doomed - in_runs) + int(np.isin(row_ids, list(doomed)).sum())
+    if runs is not None:
+        # every kept task as a file first, so that runs.csv.gz can be rewritten from the files
+        _write_tasks_from_rows(out_dir, runs, in_runs - doomed - set(files))
+    for task_id in doomed:
+        (out_dir / TASKS_DIR / f"{task_id}.json").unlink(missing_ok=True)
+    if runs is not None:
+        # the kept rows in their order, then tasks finished since runs.csv.gz was written
+        order = [t for t in dict.fromkeys(row_ids) if t not in doomed]
+        order += sorted(set(files) - in_runs - doomed)
+        if order:
+            write_runs(out_dir, read_tasks(out_dir, order))
+        else:
+            (out_dir / RUNS_FILE).unlink()
+    return len(doomed), n_rows
 
 
 # ----------------------------------------------------------------------------- one task

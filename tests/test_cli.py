@@ -54,7 +54,8 @@ def _fail(runner: CliRunner, args: list[str], *fragments: str) -> str:
 
 
 @pytest.mark.parametrize("args", [[], ["run"], ["table"], ["plot"], ["selectors"], ["datasets"],
-                                  ["datasets", "list"], ["datasets", "info"], ["datasets", "fetch"]])
+                                  ["datasets", "list"], ["datasets", "info"], ["datasets", "fetch"],
+                                  ["discard"]])
 def test_every_command_explains_itself(runner, args):
     result = runner.invoke(main, [*args, "--help"])
     assert result.exit_code == 0 and "Usage:" in result.output
@@ -242,3 +243,37 @@ def test_killed_run_resumes_to_identical_rows(tmp_path):
     a = pd.read_csv(reference / "runs.csv.gz").drop(columns=["fit_seconds", "task_seconds"])
     b = pd.read_csv(killed / "runs.csv.gz").drop(columns=["fit_seconds", "task_seconds"])
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_discard_removes_one_selector_and_the_next_run_recomputes_only_it(runner, tmp_path):
+    out = tmp_path / "res"
+    config = str(_config(tmp_path))
+    assert runner.invoke(main, ["run", config, "--out", str(out), "-q"]).exit_code == 0
+    timing = ["fit_seconds", "task_seconds"]
+    before = pd.read_csv(out / "runs.csv.gz").drop(columns=timing)
+    # as committed: runs.csv.gz without the task files, plus one task finished after it
+    task_files = sorted((out / "tasks").glob("*.json"))
+    late = next(p for p in task_files if p.name.endswith("__random.json"))
+    kept_late = late.read_text()
+    for path in task_files:
+        path.unlink()
+    late.write_text(kept_late)
+
+    _fail(runner, ["discard", str(out), "-s", "fisher", "-s", "relief"], "'relief'", "fisher, fstat, random")
+    _fail(runner, ["discard", str(out), "-s", "fisher", "-d", "iris"], "'iris'", "digits")
+    assert len(pd.read_csv(out / "runs.csv.gz")) == len(before)
+
+    result = runner.invoke(main, ["discard", str(out), "-s", "fstat"])
+    assert result.exit_code == 0 and "Discarded 2 tasks (4 rows) of fstat" in result.output
+    left = pd.read_csv(out / "runs.csv.gz").drop(columns=timing)
+    pd.testing.assert_frame_equal(left, before[before.selector != "fstat"].reset_index(drop=True))
+    assert sorted(p.name.split("__")[-1] for p in (out / "tasks").glob("*.json")) == \
+        ["fisher.json"] * 2 + ["random.json"] * 2
+    assert "nothing discarded" in runner.invoke(main, ["discard", str(out), "-s", "fstat"]).output
+
+    again = runner.invoke(main, ["run", config, "--out", str(out), "-q"])
+    assert again.exit_code == 0 and "(4 resumed)" in again.output
+    rerun = pd.read_csv(out / "runs.csv.gz").drop(columns=timing)
+    key = ["dataset", "repeat", "fold", "selector", "k"]
+    pd.testing.assert_frame_equal(rerun.sort_values(key).reset_index(drop=True),
+                                  before.sort_values(key).reset_index(drop=True))
