@@ -225,6 +225,27 @@ def test_nnls_with_a_small_optimal_residual_under_bad_scaling_is_exact(seed):
         assert np.linalg.norm(Res[:, 0]) <= ref * (1 + 1e-8)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_nnls_with_a_zero_optimum_under_rows_scaled_over_14_decades_is_exact(seed):
+    # UMIST's E step with p = 0.1: nearly square (r = m - 4), rows scaled from 1e-2 to 1e12, and
+    # b = F s in the cone of -F diag(s), so the optimum is zero and the interior point stalls on
+    # its analytic centre. The crossover's active set from there needs up to 18.6 r pivots on
+    # ISOLET and UMIST; capped at 2 r, 2 to 4 of these 4 columns were left above zero
+    rng = np.random.default_rng(seed)
+    m, r, c = 60, 56, 4
+    S = rng.choice([-1.0, 1.0], size=(m, c))
+    V = S * (1.0 + rng.exponential(1.0, size=(m, c)))  # F V = 0 with s * v >= 1: residual 0
+    Qp = np.linalg.qr(np.hstack([V, rng.standard_normal((m, m - c))]))[0][:, c:c + r]
+    scales = rng.permutation(np.logspace(-2, 12, r))
+    F = (scales[:, None] * np.linalg.qr(rng.standard_normal((r, r)))[0]) @ Qp.T
+    B = F @ S
+    stats: dict = {}
+    Z, Res = nnls_columns(F, S, B, ipm_rows=1, stats=stats)
+    assert stats["ipm_rescued"] > 0 and stats["inexact"] == 0
+    assert np.all(Z >= 0)
+    assert np.all(np.linalg.norm(Res, axis=0) <= 1e-8 * np.linalg.norm(B, axis=0))
+
+
 # ---------------------------------------------------------------------------------------------
 # the algorithm
 # ---------------------------------------------------------------------------------------------
