@@ -10,8 +10,8 @@ warm-started from the previous reweighting iteration's solution:
 - :func:`nnls_columns`: for each column j, min_{z >= 0} ||F diag(s_j) z + b_j|| with one wide
   matrix F (r x m, full row rank, r < m) shared by the columns. The columns advance in
   lockstep so that the gradients of all columns cost one matrix product; each column keeps a
-  QR factorization of its passive columns, updated by Gram-Schmidt (insert) and a small QR of
-  the trailing block (delete).
+  full QR factorization of its passive columns, updated by Householder reflections (insert)
+  and Givens rotations (delete).
 """
 
 from __future__ import annotations
@@ -655,12 +655,15 @@ def _crossover(F, s, b, z, mu, stats: dict, max_pivots: int | None = None) -> np
     and the widest gap leaves one column). On such an E step (26 columns) the active set needed
     4,290 pivots from it in all; started from all of z's support it needed 14,204 pivots for a
     single column and stopped 0.24% above the optimum (benchmarks/rfs_dso.md).
-    The active set gets ``max_pivots`` pivots (default 2 r). Past them, or if its inner loop does
-    not terminate, the E step is not exact: the point with the lower residual of z and the
-    active set's last iterate is returned and counted in ``stats["inexact"]`` (``stats`` holds
-    the counters of :func:`nnls_columns`). That happens when the row weights span
-    more orders of magnitude than double precision resolves (UMIST, p = 0.1: row scales from
-    8e-3 to 1e12; without a cap 146,840 pivots, 43 s, for the 20 columns and no vertex).
+    The active set gets ``max_pivots`` pivots (default 50 r; it needed up to 18.6 r on ISOLET's
+    E steps, where the optimum is zero in many columns and the interior point ends on the
+    analytic centre of the optimal face). Past them, or if its inner loop does not terminate,
+    the E step is not exact: the point with the lower residual of z and the active set's last
+    iterate is returned and counted in ``stats["inexact"]`` (``stats`` holds the counters of
+    :func:`nnls_columns`). With a cap of 2 r that happened on ISOLET (p = 1, late iterations)
+    and on UMIST (p = 0.1, row scales from 8e-3 to 1e12, where the Gram-Schmidt updates of the
+    previous :class:`_Column` also lost orthogonality and pivoted 68,394 times without a
+    vertex; the Householder updates reach one in at most 290 pivots).
     """
     ratio = z / mu
     P = np.flatnonzero(ratio > 1)

@@ -449,7 +449,8 @@ class DSOFS(BaseSelector):
     "violated_share", "least_squares", "converged", "objective_increased", "n_nonzero_rows",
     "collapse_iter", "ranking_iter", "inexact_e_columns"}; the last counts the least-squares
     E-step class columns, summed over the iterations, that the NNLS solver left above their
-    optimum (row weights beyond double precision; a DSOWarning says so).
+    optimum (its active set over its pivot cap; a DSOWarning says so). None were left on the
+    E steps measured (benchmarks/rfs_dso.md).
     """
 
     def __init__(self, n_features_to_select: int = 10, p: float = 1.0, solver: str = "alternating",
@@ -510,7 +511,7 @@ class DSOFS(BaseSelector):
         if res.inexact_columns:
             warnings.warn(
                 f"DSO-FS (p={self.p}): {res.inexact_columns} E-step class columns (summed over "
-                "the iterations) stopped above their optimum: the row weights span more orders "
-                "of magnitude than double precision resolves, so those iterates are approximate.",
+                "the iterations) stopped above their optimum (the active set hit its pivot cap), "
+                "so those iterates are approximate.",
                 DSOWarning, stacklevel=3)
         return res.last_norm[:n].copy()
