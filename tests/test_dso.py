@@ -144,6 +144,15 @@ def test_column_qr_updates_factor_the_passive_columns():
     np.testing.assert_allclose(Q.T @ Q, np.eye(k), atol=1e-12)
     np.testing.assert_allclose(np.tril(R, -1), 0.0, atol=0)
     np.testing.assert_allclose(col.qb[:k], Q.T @ col.b, atol=1e-12)
+    # the full Q stays orthogonal, the buffer's trailing columns are the identity's (the
+    # solves run on the whole buffer), and the least-squares solution and residual on P are
+    # those of a dense solver
+    np.testing.assert_allclose(col.Q.T @ col.Q, np.eye(r), atol=1e-12)
+    np.testing.assert_array_equal(col.R[:, k:], np.eye(r)[:, k:])
+    A = F[:, col.P] * s[col.P]
+    x = np.linalg.lstsq(A, -col.b, rcond=None)[0]
+    np.testing.assert_allclose(col.ls(), x, atol=1e-10)
+    np.testing.assert_allclose(col.residual(), col.b + A @ x, atol=1e-10)
     # a square Q (k = r) is downdated too
     col.factor(list(range(r)))
     assert col.k == r

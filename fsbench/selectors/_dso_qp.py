@@ -355,8 +355,13 @@ class _Column:
         """Remove the i-th passive column: Givens rotations of the trailing block, in place."""
         k = self.k
         if i < k - 1:
-            linalg.qr_delete(self.Q, self.R[:, :k], i, 1, which="col", overwrite_qr=True,
-                             check_finite=False)
+            q, r_ = linalg.qr_delete(self.Q, self.R[:, :k], i, 1, which="col",
+                                     overwrite_qr=True, check_finite=False)
+            # in place for these Fortran-ordered buffers; copied back should scipy ever copy
+            if q.ctypes.data != self.Q.ctypes.data:
+                self.Q[:] = q
+            if r_.ctypes.data != self.R.ctypes.data:
+                self.R[:, :k - 1] = r_
             self.qb[i:k] = self.Q[:, i:k].T @ self.b
         self.R[:, k - 1] = 0.0
         self.R[k - 1, k - 1] = 1.0
