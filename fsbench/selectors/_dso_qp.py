@@ -342,7 +342,9 @@ class _Column:
         v[0] -= alpha
         beta = 1.0 / (rho * (rho + abs(tail[0])))
         Qt = self.Q[:, k:]
-        blas.dger(-beta, Qt @ v, v, a=Qt, overwrite_a=True)
+        out = blas.dger(-beta, Qt @ v, v, a=Qt, overwrite_a=True)
+        if out.ctypes.data != Qt.ctypes.data:  # in place for this Fortran-ordered view
+            Qt[:] = out
         self.qb[k:] -= (beta * (v @ self.qb[k:])) * v
         self.R[:k, k] = u[:k]
         self.R[k, k] = alpha
