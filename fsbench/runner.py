@@ -51,6 +51,7 @@ from fsbench.store import (
     read_fingerprint,
     read_tasks,
     save_ranking,
+    task_path,
     write_config,
     write_runs,
     write_task,
@@ -243,8 +244,7 @@ def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | Non
     if read_fingerprint(out_dir) is None:
         raise FsbenchError(f"{str(out_dir)!r} holds no results (no config.yaml); nothing to discard.")
     runs = load_runs(out_dir) if (out_dir / RUNS_FILE).is_file() else None
-    files = {task_id: json.loads((out_dir / TASKS_DIR / f"{task_id}.json").read_text())
-             for task_id in finished_tasks(out_dir)}
+    files = {task_id: read_tasks(out_dir, [task_id]) for task_id in finished_tasks(out_dir)}
     owner = {task_id: (rows[0]["dataset"], rows[0]["selector"]) for task_id, rows in files.items() if rows}
     row_ids = _task_ids(runs) if runs is not None else []
     if runs is not None:
@@ -267,7 +267,7 @@ def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | Non
         # every kept task as a file first, so that runs.csv.gz can be rewritten from the files
         _write_tasks_from_rows(out_dir, runs, in_runs - doomed - set(files))
     for task_id in doomed:
-        (out_dir / TASKS_DIR / f"{task_id}.json").unlink(missing_ok=True)
+        task_path(out_dir, task_id).unlink(missing_ok=True)
     if runs is not None:
         # the kept rows in their order, then tasks finished since runs.csv.gz was written
         order = [t for t in dict.fromkeys(row_ids) if t not in doomed]

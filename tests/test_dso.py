@@ -481,7 +481,7 @@ def test_a_stalled_interior_point_is_finished_exactly(monkeypatch):
     F = np.linalg.pinv(X) * np.exp(rng.standard_normal(r))[:, None]
     B = F @ S
     monkeypatch.setattr(qp, "_nnls_ipm",
-                        lambda F, s, b, tol: (1.0 + rng.random(F.shape[1]), 1e-3 * rng.random(F.shape[1])))
+                        lambda F, s, b: (1.0 + rng.random(F.shape[1]), 1e-3 * rng.random(F.shape[1])))
     stats = {}
     Z, _ = qp.nnls_columns(F, S, B, ipm_rows=10, stats=stats)
     assert stats["ipm"] == c and stats["ipm_rescued"] == c

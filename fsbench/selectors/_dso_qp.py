@@ -284,13 +284,12 @@ class _Column:
     def __init__(self, F: np.ndarray, s: np.ndarray, b: np.ndarray):
         r = F.shape[0]
         self.F, self.s, self.b = F, s, b
-        self.P: list[int] = []
-        self.in_P = np.zeros(F.shape[1], dtype=bool)
+        self.in_P = np.zeros(F.shape[1], dtype=bool)  # P as a mask, for O(1) membership
         self.x = np.zeros(0)
-        self.Q = np.eye(r, order="F")
-        self.R = np.eye(r, order="F")
-        self.qb = b.copy()
-        self.k = 0
+        self.Q = np.empty((r, r), order="F")
+        self.R = np.empty((r, r), order="F")
+        self.qb = np.empty(r)
+        self.factor([])
 
     # -- factorization updates --------------------------------------------------------------
     def factor(self, P: list[int]) -> None:
@@ -346,9 +345,7 @@ class _Column:
         v[0] -= alpha
         beta = 1.0 / (rho * (rho + abs(tail[0])))
         Qt = self.Q[:, k:]
-        out = blas.dger(-beta, Qt @ v, v, a=Qt, overwrite_a=True)
-        if out.ctypes.data != Qt.ctypes.data:  # in place for this Fortran-ordered view
-            Qt[:] = out
+        blas.dger(-beta, Qt @ v, v, a=Qt, overwrite_a=True)  # in place: Qt is Fortran-ordered
         self.qb[k:] -= (beta * (v @ self.qb[k:])) * v
         self.R[:k, k] = u[:k]
         self.R[k, k] = alpha
@@ -361,13 +358,9 @@ class _Column:
         """Remove the i-th passive column: Givens rotations of the trailing block, in place."""
         k = self.k
         if i < k - 1:
-            q, r_ = linalg.qr_delete(self.Q, self.R[:, :k], i, 1, which="col",
-                                     overwrite_qr=True, check_finite=False)
-            # in place for these Fortran-ordered buffers; copied back should scipy ever copy
-            if q.ctypes.data != self.Q.ctypes.data:
-                self.Q[:] = q
-            if r_.ctypes.data != self.R.ctypes.data:
-                self.R[:, :k - 1] = r_
+            # in place on these Fortran-ordered buffers (Q and R's first k columns)
+            linalg.qr_delete(self.Q, self.R[:, :k], i, 1, which="col", overwrite_qr=True,
+                             check_finite=False)
             self.qb[i:k] = self.Q[:, i:k].T @ self.b
         self.R[:, k - 1] = 0.0
         self.R[k - 1, k - 1] = 1.0
@@ -443,8 +436,8 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
     per column, about the interior point's cost, and a tight budget (87) failed on every column
     and cost 14 s per iteration on top of the interior point. The
     interior-point method also takes over if the active-set method does not terminate. Every
-    interior-point answer goes through :func:`_crossover` to an exact vertex (where double
-    precision allows: see there). ``stats``, if
+    interior-point answer goes through :func:`_crossover` to an exact vertex (or is counted
+    inexact past the crossover's pivot cap: see there). ``stats``, if
     given, receives the counts "warm" (columns finished by the warm active set), "ipm",
     "pivots", "ipm_rescued" (interior-point columns the crossover finished by the active set)
     and "inexact" (columns left above the optimum, see :func:`_crossover`).
@@ -478,7 +471,7 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
         todo = np.ones(c, dtype=bool)
         Z = np.zeros((m, c))
     for j in np.flatnonzero(todo):
-        z, mu = _nnls_ipm(F, S[:, j], B[:, j], tol=_IPM_TOL)
+        z, mu = _nnls_ipm(F, S[:, j], B[:, j])
         stats["ipm"] += 1
         Z[:, j] = _crossover(F, S[:, j], B[:, j], z, mu, stats)
     return Z, B + F @ (S * Z)
@@ -565,7 +558,8 @@ def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None):
 # wide NNLS by a primal-dual interior-point method (large r)
 # ----------------------------------------------------------------------------------------------
 
-def _nnls_ipm(F: np.ndarray, s: np.ndarray, b: np.ndarray, tol: float = 1e-10, max_iter: int = 100
+def _nnls_ipm(F: np.ndarray, s: np.ndarray, b: np.ndarray, tol: float = _IPM_TOL,
+              max_iter: int = 100
               ) -> tuple[np.ndarray, np.ndarray]:
     """min_{z >= 0} ||F diag(s) z + b|| by Mehrotra's predictor-corrector method.
 
