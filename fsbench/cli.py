@@ -221,7 +221,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
     Resumable: run it again after an interruption. Then ``fsbench report`` writes REPORT.md
     (which labels the results of unfinished runs, collected with --collect, as partial).
     """
-    from fsbench.papers.reproduce import Layout, write_paper_figures, write_paper_tables
+    from fsbench.papers.reproduce import Layout, write_paper_figures, write_paper_tables, write_variant_figures
     from fsbench.report import format_table, plot_curves
     from fsbench.store import RUNS_FILE, collect_runs, load_runs
 
@@ -240,6 +240,8 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
             runs = load_runs(out)
             (out / "table.md").write_text(format_table(runs, None, "markdown"))
             plot_curves(runs, out / "curves", title=out.name)
+            if out != layout.results_dir(paper):
+                write_variant_figures(out, config, layout.config(paper), data_dir)
         if not (layout.results_dir(paper) / RUNS_FILE).is_file():
             continue
         written = write_paper_tables(paper, layout.results_dir(paper))

@@ -353,7 +353,8 @@ def fit_selector(
 ) -> dict[str, Any]:
     """Fit a registered selector (or take its ranking from the cache).
 
-    Returns ranking, scores, fit_seconds, n_iter, diagnostics and the warnings it raised.
+    Returns ranking, scores, fit_seconds, n_iter, diagnostics, the warnings it raised and, for
+    selectors with ``objective_``, that trace as "objective" (also in the cache).
     """
     cls = get_selector(name).cls
     uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
@@ -376,6 +377,9 @@ def fit_selector(
                    for k, v in getattr(selector, "diagnostics_", {}).items()}
     meta = {"fit_seconds": seconds, "n_iter": int(getattr(selector, "n_iter_", 0) or 0),
             "diagnostics": diagnostics, "warnings": messages}
+    if hasattr(selector, "objective_"):
+        # kept with the ranking so that the objective figures reuse this fit (fsbench.traces)
+        meta["objective"] = np.asarray(selector.objective_, dtype=float).ravel().tolist()
     if cache is not None:
         save_ranking(cache, key, ranking, np.asarray(selector.scores_, dtype=float), meta)
     return {"ranking": ranking, "scores": np.asarray(selector.scores_, dtype=float), **meta}

@@ -29,8 +29,9 @@ from threadpoolctl import threadpool_limits
 from fsbench.config import ClassifierConfig, Experiment, InnerCVConfig, ProtocolConfig, SelectorConfig
 from fsbench.errors import FsbenchError
 from fsbench.protocol import derive_seed, outer_splits, standardize
+from fsbench.runner import ranking_key
 from fsbench.selectors import get_selector, source_digest
-from fsbench.store import CONFIG_FILE, TRACES_FILE, atomic_write_text
+from fsbench.store import CONFIG_FILE, RANKINGS_DIR, TRACES_FILE, atomic_write_text, load_ranking
 
 #: registered selectors whose ``objective_`` is a trace over iterations (not a single value)
 ITERATIVE = ("rfs", "dso", "l21svm", "sl21", "sl2p")
@@ -82,9 +83,16 @@ def _relative_increase(objective: np.ndarray) -> np.ndarray:
 
 
 def _fit_trace(method: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, k_max: int,
-               seed: int, threads: int | None) -> tuple[np.ndarray, float, list[str]]:
+               seed: int, threads: int | None, cache: Path | None = None
+               ) -> tuple[np.ndarray, float, list[str]]:
+    """The selector's ``objective_`` on (X, y), its fit time and warnings; taken from the run's
+    ranking cache when the run made this very fit (same data, params, seed and selector code)."""
     cls = get_selector(method).cls
     uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
+    if cache is not None:
+        hit = load_ranking(cache, ranking_key(method, params, X, y, seed if uses_seed else None))
+        if hit is not None and "objective" in hit:
+            return np.asarray(hit["objective"], dtype=float), float(hit["fit_seconds"]), list(hit["warnings"])
     selector = cls(n_features_to_select=k_max, **params, **({"random_state": seed} if uses_seed else {}))
     with threadpool_limits(limits=threads), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -105,6 +113,7 @@ def objective_traces(
     n_jobs: int = 1,
     threads: int | None = 1,
     reuse: pd.DataFrame | None = None,
+    cache: Path | None = None,
 ) -> pd.DataFrame:
     """Objective per iteration of every iterative selector of ``experiment``, per dataset.
 
@@ -124,6 +133,9 @@ def objective_traces(
     Traces found in ``reuse`` (an earlier result: same dataset, selector and params, fitted by
     the same selector code, column ``code`` = :func:`fsbench.selectors.source_digest`) are taken
     from it, not refitted: the fits are deterministic, so a growing run fits only what is new.
+    A fit the run itself made (a selector without a seed, on the first split's training part)
+    is read from the run's ranking cache ``cache`` (:func:`fsbench.runner.fit_selector` keeps
+    ``objective_`` there) instead of being refitted.
     """
     k_max = max(experiment.n_features)
     jobs = []
@@ -151,7 +163,7 @@ def objective_traces(
     fresh = [i for i, (name, sel, params, _) in enumerate(jobs)
              if (name, sel.label, _params_json(params)) not in known]
     fitted = dict(zip(fresh, Parallel(n_jobs=n_jobs)(
-        delayed(_fit_trace)(jobs[i][1].name, jobs[i][2], *parts[jobs[i][0]], k_max, jobs[i][3], threads)
+        delayed(_fit_trace)(jobs[i][1].name, jobs[i][2], *parts[jobs[i][0]], k_max, jobs[i][3], threads, cache)
         for i in fresh
     ), strict=True))
     frames = []
@@ -199,7 +211,9 @@ def write_traces(experiment: Experiment, data: dict[str, Any], runs: pd.DataFram
     """
     path = Path(results_dir) / TRACES_FILE
     previous = pd.read_csv(path, dtype={"params": str}) if path.is_file() else None
-    traces = objective_traces(experiment, data, runs, n_jobs=n_jobs, threads=threads, reuse=previous)
+    cache = Path(results_dir) / RANKINGS_DIR
+    traces = objective_traces(experiment, data, runs, n_jobs=n_jobs, threads=threads, reuse=previous,
+                              cache=cache if cache.is_dir() else None)
     atomic_write_text(path, traces.to_csv(index=False, float_format="%.17g"))
     return path
 

@@ -9,6 +9,7 @@ optimum of the convex RFS problem on the split the traces must have used.
 from __future__ import annotations
 
 import json
+import shutil
 import types
 
 import numpy as np
@@ -277,3 +278,32 @@ def test_objective_curves_on_traces(tmp_path, traces):
     nonempty(objective_curves(traces, tmp_path / "objective"), ["objective.png", "objective.pdf"])
     with pytest.raises(FsbenchError):
         objective_curves(traces.iloc[:0], tmp_path / "none")
+
+
+def test_traces_reuse_the_runs_own_fits_from_the_ranking_cache(tmp_path, toy, monkeypatch):
+    from fsbench.protocol import outer_splits, standardize
+    from fsbench.runner import run_experiment
+    from fsbench.selectors.dso import DSOFS
+
+    runs = run_experiment(_experiment(), tmp_path, data=toy, n_jobs=1).runs
+    exp = _experiment()
+    split = outer_splits(toy["toy"].y, exp.protocol, exp.seed, "toy")[0]
+    X_train, _ = standardize(np.asarray(toy["toy"].X, dtype=float), split.train, split.test, exp.standardize)
+    expected = DSOFS(p=1.0).fit(X_train, toy["toy"].y[split.train]).objective_  # independent refit
+
+    fits = []
+    real_fit = DSOFS.fit
+    monkeypatch.setattr(DSOFS, "fit", lambda self, X, y: fits.append(self.p) or real_fit(self, X, y))
+    traces = pd.read_csv(write_traces(exp, toy, runs, tmp_path))
+    p1 = traces["params"].map(json.loads).map(lambda d: d.get("p")) == 1.0
+    fixed = traces[(traces["method"] == "dso") & p1].sort_values("iteration")
+    # the first split's fit at p = 1 is the run's own (dso-p1's): read, not refitted
+    assert len(fixed) == expected.size and np.array_equal(fixed["objective"].to_numpy(), expected)
+    assert fits.count(1.0) == 0  # p = 1 on this split was fitted by the run (dso-p1), for any label
+    # without the cache every trace is a fit
+    fits.clear()
+    (tmp_path / "objective.csv").unlink()
+    shutil.rmtree(tmp_path / "cache")
+    write_traces(exp, toy, runs, tmp_path)
+    n_dso = traces[traces["method"] == "dso"].groupby(["selector", "params"]).ngroups
+    assert fits.count(1.0) >= 1 and len(fits) == n_dso

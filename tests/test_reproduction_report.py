@@ -222,3 +222,49 @@ def test_paper_tables_use_complete_repetitions_only(layout, tmp_path):
     comparison = pd.read_csv(main / "comparison.csv")
     cell = comparison.query("dataset == 'glioma' and method == 'rfs' and k == 20").iloc[0]
     assert cell.n_repeats == 3 and cell.ours == pytest.approx(75.0)
+
+
+def test_a_variant_with_a_row_the_paper_config_lacks_gets_its_own_table(tmp_path):
+    """DSO-FS's ISOLET variant: its rows beside the printed ISOLET row, fixed-p DSO-FS at k = 100,
+    and none of it in the paper's summary (which counts AR only)."""
+    configs, results = tmp_path / "configs" / "papers", tmp_path / "results" / "papers"
+    (configs / "variants").mkdir(parents=True)
+    (configs / "dso-fs.yaml").write_text("# Tiny DSO-FS protocol.\nname: dso-fs\n")
+    (configs / "variants" / "dso-fs-isolet.yaml").write_text("# ISOLET under a reduced protocol.\nname: x\n")
+
+    def rows(dataset, per_selector, n_test=20):
+        out = []
+        for (selector, method, params), correct in per_selector.items():
+            for repeat, c in enumerate(correct):
+                out.append({"dataset": dataset, "repeat": repeat, "fold": 0, "selector": selector,
+                            "method": method, "k": 100, "accuracy": c / n_test, "n_correct": c,
+                            "n_test": n_test, "n_train": 30, "C": 1.0, "params": params, "task_seconds": 1.0})
+        return out
+
+    def config(name, dataset, selectors):
+        return {"name": name, "datasets": [dataset], "protocol": {"kind": "holdout", "n_trials": 2},
+                "selectors": [{"name": m, "label": s} for s, m in selectors]}
+
+    main = results / "dso-fs"
+    main.mkdir(parents=True)
+    pd.DataFrame(rows("ar", {("mrmr", "mrmr", "{}"): [18, 17]})).to_csv(main / "runs.csv.gz", index=False)
+    (main / "config.yaml").write_text(yaml.safe_dump(config("dso-fs", "ar", [("mrmr", "mrmr")])))
+    variant = results / "variants" / "dso-fs-isolet"
+    variant.mkdir(parents=True)
+    # mRMR 90, 95 -> 92.50 ± 3.54; DSO-FS p = 0.5: 80, 90 -> 85.00 ± 7.07; p = 1: 100, 95 -> 97.50 ± 3.54
+    per = {("mrmr", "mrmr", "{}"): [18, 19], ("dso-p0.5", "dso", '{"p": 0.5}'): [16, 18],
+           ("dso-p1.0", "dso", '{"p": 1.0}'): [20, 19]}
+    pd.DataFrame(rows("isolet", per)).to_csv(variant / "runs.csv.gz", index=False)
+    (variant / "config.yaml").write_text(yaml.safe_dump(config(
+        "dso-fs-isolet", "isolet", [("mrmr", "mrmr"), ("dso-p0.5", "dso"), ("dso-p1.0", "dso")])))
+
+    report = build_report(Layout(configs=configs, results=results))
+    section = report.split("### dso-fs-isolet")[-1].split("\n### ")[0]
+    assert "Rows of the paper's tables that its own config does not run (ISOLET)" in section
+    isolet = next(line for line in section.splitlines() if line.startswith("| ISOLET | **92.50"))
+    assert "**92.50 ± 3.54** (90.82, +1.68)" in isolet  # printed mRMR on ISOLET: 90.82
+    assert "not run: method or k not run (95.23*)" in isolet  # the tuned DSO-FS is not in the variant
+    assert "| ISOLET | 100 | 85.00 ± 7.07 | 97.50 ± 3.54 |" in section
+    assert "No shared rows yet." not in section
+    dso_row = next(line for line in report.splitlines() if line.startswith("| DSO-FS"))
+    assert "| 1/30 |" in dso_row  # the summary counts AR's mRMR cell only

@@ -106,3 +106,28 @@ def write_paper_figures(paper: str, results_dir: Path, config: Path, data_dir: P
     data = {name: load(name, data_dir) for name in present}
     write_traces(experiment, data, runs, results_dir)  # fits only the traces objective.csv lacks
     return paper_figures(paper, results_dir)
+
+
+def write_variant_figures(variant_dir: Path, config: Path, paper_config: Path, data_dir: Path | None) -> list[Path]:
+    """A variant's accuracy per p (when it runs fixed-p DSO-FS selectors) and, for the datasets
+    the paper's own config does not run (ISOLET under a reduced protocol), its objective traces.
+
+    Accuracy curves and table.md are written for every variant by ``fsbench reproduce``.
+    """
+    from fsbench.config import load_experiment
+    from fsbench.datasets import load
+    from fsbench.report.figures import FIGURE_FILES, accuracy_per_p, objective_curves, read_traces
+    from fsbench.store import load_runs
+    from fsbench.traces import write_traces
+
+    runs = load_runs(variant_dir)
+    written = accuracy_per_p(runs, variant_dir / FIGURE_FILES["per_p"]) or []
+    experiment = load_experiment(config)
+    in_paper = set(load_experiment(paper_config).datasets)
+    new = [d for d in experiment.datasets if d in set(runs["dataset"]) and d not in in_paper]
+    if new:
+        path = write_traces(experiment, {d: load(d, data_dir) for d in new}, runs, variant_dir)
+        traces = read_traces(path)
+        if not traces.empty:
+            written += objective_curves(traces, variant_dir / FIGURE_FILES["objective"])
+    return written

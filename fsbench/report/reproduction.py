@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,9 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from fsbench.papers import PAPERS, TABLES
+from fsbench.papers import PAPERS, TABLES, PrintedTable
 from fsbench.papers.reproduce import Layout
+from fsbench.report.figures import per_p_curves
 from fsbench.report.paper import compare_table, format_paper_table, reproduction_summary
 from fsbench.store import (
     COLUMNS,
@@ -625,7 +626,47 @@ def _claims_section(paper: str, runs: pd.DataFrame | None) -> list[str]:
     return lines
 
 
-def _variants_section(papers: dict[str, Results], variants: dict[str, list[Results]],
+def _restrict(table: PrintedTable, datasets: Sequence[str]) -> PrintedTable:
+    """The printed table with only the rows of ``datasets``."""
+    return replace(table, row_titles=tuple(r for r in table.row_titles if r[0] in datasets),
+                   cells=tuple(c for c in table.cells if c.dataset in datasets))
+
+
+def _extra_datasets_section(root: Path, paper: str, result: Results, variant: Results) -> list[str]:
+    """A variant's results on printed rows the paper's own config does not run (ISOLET under a
+    reduced protocol): the printed table's rows beside ours, fixed-p DSO-FS at the table's k, and
+    the variant's figures. Not counted in the paper's share of cells that reproduce."""
+    runs = variant.complete()
+    if runs is None:
+        return []
+    extra = [d for d in _paper_datasets(paper)
+             if d in set(runs["dataset"]) and d not in set(result.config.get("datasets") or [])]
+    if not extra:
+        return []
+    dtitles = _dataset_titles(paper)
+    lines = [f"Rows of the paper's tables that its own config does not run ({', '.join(dtitles[d] for d in extra)}), "
+             "under this variant's protocol (above), not the paper's: shown beside the printed values and not "
+             "counted in the paper's share of cells that reproduce.", ""]
+    for table in TABLES[paper]:
+        sub = _restrict(table, extra)
+        if sub.cells:
+            lines += [format_paper_table(sub, compare_table(sub, runs)), ""]
+    per_p = per_p_curves(runs)
+    if not per_p.empty:
+        ks = sorted({k for table in TABLES[paper] for k in table.ks})
+        at_k = per_p[per_p["k"].isin(ks) & per_p["dataset"].isin(extra)]
+        lines += ["DSO-FS at each fixed p (mean ± sd over the repetitions):", ""]
+        lines += _md_table(["dataset", "k", *(f"p = {p:g}" for p in sorted(set(at_k["p"])))],
+                           [[dtitles[d], k, *(f"{r.mean:.2f} ± {r.std:.2f}" for r in g.sort_values("p").itertuples())]
+                            for (d, k), g in at_k.groupby(["dataset", "k"], sort=False)])
+        lines.append("")
+    for stem, what in FIGURES:
+        if (variant.results_dir / f"{stem}.png").is_file():
+            lines += [f"![{variant.name}: {what}]({_relative(variant.results_dir / f'{stem}.png', root)})", ""]
+    return lines
+
+
+def _variants_section(root: Path, papers: dict[str, Results], variants: dict[str, list[Results]],
                       descriptions: dict[str, str]) -> list[str]:
     lines = ["## Variants: what the papers' choices cost", "",
              "Each variant reruns a paper's config with one thing changed. Compared on the same (dataset, "
@@ -647,8 +688,9 @@ def _variants_section(papers: dict[str, Results], variants: dict[str, list[Resul
             if result.partial or variant.partial:
                 lines += ["**Partial results**: only repetitions complete in both runs are compared.", ""]
             table = compare_variant(result.complete(), variant.complete(), ks)
+            extra = _extra_datasets_section(root, paper, result, variant)
             if table.empty:
-                lines += ["No shared rows yet.", ""]
+                lines += extra or ["No shared rows yet.", ""]
                 continue
             lines += _md_table(["dataset", "selector", "k", "main", "variant", "diff", "p", "repetitions"],
                                [[dtitles.get(r.dataset, r.dataset), titles.get(r.selector, r.selector), r.k,
@@ -661,7 +703,7 @@ def _variants_section(papers: dict[str, Results], variants: dict[str, list[Resul
                 text = ", ".join(f"{_num(row['mean'], signed=True)} points at k = {k} ({int(row['size'])} datasets)"
                                  for k, row in per_k.iterrows())
                 lines.append(f"- {titles.get(selector, selector)}: {text}")
-            lines.append("")
+            lines += ["", *extra]
     if not any_variant:
         lines += ["No variant configs.", ""]
     return lines
@@ -720,7 +762,7 @@ def build_report(layout: Layout) -> str:
     lines += _cost_section(papers, variants)
     for paper, result in papers.items():
         lines += _paper_section(layout, paper, result)
-    lines += _variants_section(papers, variants, descriptions)
+    lines += _variants_section(layout.results, papers, variants, descriptions)
     lines += _forensics_section(papers.get("sl2p"), [v.name for v in variants["sl2p"]])
     return "\n".join(lines).rstrip("\n") + "\n"
 
