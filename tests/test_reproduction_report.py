@@ -238,7 +238,8 @@ def test_a_variant_with_a_row_the_paper_config_lacks_gets_its_own_table(tmp_path
             for repeat, c in enumerate(correct):
                 out.append({"dataset": dataset, "repeat": repeat, "fold": 0, "selector": selector,
                             "method": method, "k": 100, "accuracy": c / n_test, "n_correct": c,
-                            "n_test": n_test, "n_train": 30, "C": 1.0, "params": params, "task_seconds": 1.0})
+                            "n_test": n_test, "n_train": 30, "C": 1.0, "params": params, "task_seconds": 1.0,
+                            "diag_collapsed": selector == "dso-p0.5" or (selector == "dso-p1.0" and repeat == 1)})
         return out
 
     def config(name, dataset, selectors):
@@ -264,7 +265,8 @@ def test_a_variant_with_a_row_the_paper_config_lacks_gets_its_own_table(tmp_path
     isolet = next(line for line in section.splitlines() if line.startswith("| ISOLET | **92.50"))
     assert "**92.50 ± 3.54** (90.82, +1.68)" in isolet  # printed mRMR on ISOLET: 90.82
     assert "not run: method or k not run (95.23*)" in isolet  # the tuned DSO-FS is not in the variant
-    assert "| ISOLET | 100 | 85.00 ± 7.07 | 97.50 ± 3.54 |" in section
+    assert ("| ISOLET | 100 | 85.00 ± 7.07 [W collapsed in 2/2 splits] | 97.50 ± 3.54 [W collapsed in 1/2 splits] |"
+            in section)
     assert "No shared rows yet." not in section
     dso_row = next(line for line in report.splitlines() if line.startswith("| DSO-FS"))
     assert "| 1/30 |" in dso_row  # the summary counts AR's mRMR cell only

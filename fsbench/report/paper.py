@@ -83,7 +83,7 @@ def compare_table(table: PrintedTable, runs: pd.DataFrame | None, planned: Colle
             row.update(ours_std=ours_std, se=se, z=z, reproduces=bool(abs(z) <= Z_REPRODUCES))
         else:
             notes.append(NOT_JUDGED)
-        ill = _ill_posed(runs, cell.dataset, cell.method)
+        ill = ill_posed(runs, cell.dataset, cell.method)
         if ill:
             row["status"] = "ill-posed"
             notes.insert(0, ill)
@@ -106,7 +106,9 @@ def _fits(runs: pd.DataFrame, dataset: str, method: str) -> pd.DataFrame:
     return runs[(runs["dataset"] == dataset) & (runs["selector"] == method)].drop_duplicates(["repeat", "fold"])
 
 
-def _ill_posed(runs: pd.DataFrame, dataset: str, method: str) -> str:
+def ill_posed(runs: pd.DataFrame, dataset: str, method: str) -> str:
+    """Where ``method``'s fits on ``dataset`` were ill-posed (from the diag_ columns): e.g. "W
+    collapsed in 3/3 splits"; empty when none was."""
     mine = _fits(runs, dataset, method)
     notes = []
     for column, text in (("diag_feasible", "final W violates margins"), ("diag_collapsed", "W collapsed"),

@@ -31,7 +31,7 @@ from scipy import stats
 from fsbench.papers import PAPERS, TABLES, PrintedTable
 from fsbench.papers.reproduce import Layout
 from fsbench.report.figures import per_p_curves
-from fsbench.report.paper import compare_table, format_paper_table, reproduction_summary
+from fsbench.report.paper import compare_table, format_paper_table, ill_posed, reproduction_summary
 from fsbench.store import (
     COLUMNS,
     CONFIG_FILE,
@@ -655,10 +655,16 @@ def _extra_datasets_section(root: Path, paper: str, result: Results, variant: Re
     if not per_p.empty:
         ks = sorted({k for table in TABLES[paper] for k in table.ks})
         at_k = per_p[per_p["k"].isin(ks) & per_p["dataset"].isin(extra)]
-        lines += ["DSO-FS at each fixed p (mean ± sd over the repetitions):", ""]
-        lines += _md_table(["dataset", "k", *(f"p = {p:g}" for p in sorted(set(at_k["p"])))],
-                           [[dtitles[d], k, *(f"{r.mean:.2f} ± {r.std:.2f}" for r in g.sort_values("p").itertuples())]
-                            for (d, k), g in at_k.groupby(["dataset", "k"], sort=False)])
+        lines += ["DSO-FS at each fixed p (mean ± sd over the repetitions; in brackets where the problem is "
+                  "ill-posed, as in the tables):", ""]
+        rows = []
+        for (d, k), group in at_k.groupby(["dataset", "k"], sort=False):
+            cells = []
+            for r in group.sort_values("p").itertuples():
+                ill = ill_posed(runs, d, r.selector)
+                cells.append(f"{_num(r.mean)} ± {_num(r.std)}" + (f" [{ill}]" if ill else ""))
+            rows.append([dtitles[d], k, *cells])
+        lines += _md_table(["dataset", "k", *(f"p = {p:g}" for p in sorted(set(at_k["p"])))], rows)
         lines.append("")
     for stem, what in FIGURES:
         if (variant.results_dir / f"{stem}.png").is_file():
