@@ -227,10 +227,10 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
 
     layout = Layout(configs_dir, results_root)
     for paper in papers or ("rfs", "dso-fs", "sl2p"):
-        jobs = [(layout.config(paper), layout.results_dir(paper))]
+        jobs = [(layout.config(paper), layout.results_dir(paper), False)]
         if not no_variants:
-            jobs += [(c, layout.variant_dir(c)) for c in layout.variants(paper)]
-        for config, out in jobs:
+            jobs += [(c, layout.variant_dir(c), True) for c in layout.variants(paper)]
+        for config, out, is_variant in jobs:
             if collect:
                 if collect_runs(out) is None:
                     continue
@@ -240,7 +240,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
             runs = load_runs(out)
             (out / "table.md").write_text(format_table(runs, None, "markdown"))
             plot_curves(runs, out / "curves", title=out.name)
-            if out != layout.results_dir(paper):
+            if is_variant:
                 write_variant_figures(out, config, layout.config(paper), data_dir)
         if not (layout.results_dir(paper) / RUNS_FILE).is_file():
             continue

@@ -307,3 +307,34 @@ def test_traces_reuse_the_runs_own_fits_from_the_ranking_cache(tmp_path, toy, mo
     write_traces(exp, toy, runs, tmp_path)
     n_dso = traces[traces["method"] == "dso"].groupby(["selector", "params"]).ngroups
     assert fits.count(1.0) >= 1 and len(fits) == n_dso
+
+
+def test_variant_figures_read_the_runs_own_fits_for_datasets_the_paper_lacks(tmp_path, monkeypatch):
+    from fsbench.config import load_experiment
+    from fsbench.papers.reproduce import write_variant_figures
+    from fsbench.runner import run_experiment
+    from fsbench.selectors.dso import DSOFS
+
+    paper = tmp_path / "paper.yaml"
+    paper.write_text("name: paper\nseed: 0\ndatasets: [ar]\nselectors: [fisher]\n"
+                     "classifier: {name: linear_svm, C: 1}\nn_features: [5]\n")
+    variant = tmp_path / "variant.yaml"
+    variant.write_text("name: variant\nseed: 0\ndatasets: [digits]\n"
+                       "protocol: {kind: holdout, train_size: 0.3, n_trials: 2}\n"
+                       "selectors:\n  - {name: dso, label: dso-p0.5, params: {p: 0.5}}\n"
+                       "  - {name: dso, label: dso-p1.0, params: {p: 1.0}}\n"
+                       "classifier: {name: linear_svm, C: 1}\nn_features: [5, 10]\n")
+    out = tmp_path / "variant"
+    run_experiment(load_experiment(variant), out, n_jobs=1)
+    fits = []
+    real_fit = DSOFS.fit
+    monkeypatch.setattr(DSOFS, "fit", lambda self, X, y: fits.append(self.p) or real_fit(self, X, y))
+    written = write_variant_figures(out, variant, paper, None)
+    assert {p.name for p in written} >= {"accuracy_per_p.png", "objective.png"}
+    traces = pd.read_csv(out / TRACES_FILE)
+    assert set(traces["selector"]) == {"dso-p0.5", "dso-p1.0"} and fits == []  # read from the run's cache
+    # a variant whose datasets the paper runs gets no traces (they are the paper's)
+    (out / TRACES_FILE).unlink()
+    written = write_variant_figures(out, variant, variant, None)
+    assert not (out / TRACES_FILE).exists()
+    assert {p.name for p in written} == {"accuracy_per_p.png", "accuracy_per_p.pdf"}

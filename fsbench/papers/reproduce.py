@@ -15,7 +15,7 @@ and machine, so the report can state what the full run cost even when it spanned
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,23 +88,34 @@ def check_paper_name(paper: str) -> str:
     return paper
 
 
+def _write_traces(results_dir: Path, config: Path, data_dir: Path | None,
+                  leave_out: Collection[str] = ()) -> bool:
+    """objective.csv of ``results_dir`` for the config's datasets with results (but those in
+    ``leave_out``): fits only the traces objective.csv lacks, or reads the run's own fits.
+    False, and nothing written, when no dataset is left."""
+    from fsbench.config import load_experiment
+    from fsbench.datasets import load
+    from fsbench.store import load_runs
+    from fsbench.traces import write_traces
+
+    runs = load_runs(results_dir)
+    experiment = load_experiment(config)
+    present = [d for d in experiment.datasets if d in set(runs["dataset"]) and d not in leave_out]
+    if not present:
+        return False
+    write_traces(experiment, {name: load(name, data_dir) for name in present}, runs, results_dir)
+    return True
+
+
 def write_paper_figures(paper: str, results_dir: Path, config: Path, data_dir: Path | None) -> list[Path]:
     """Accuracy curves, accuracy per p (DSO-FS), and objective per iteration (objective.csv).
 
     The objective traces (fits on each dataset's first training part with the parameters the
     runs chose most often) are kept in objective.csv; a later call fits only the new ones.
     """
-    from fsbench.config import load_experiment
-    from fsbench.datasets import load
     from fsbench.report.figures import paper_figures
-    from fsbench.store import load_runs
-    from fsbench.traces import write_traces
 
-    runs = load_runs(results_dir)
-    experiment = load_experiment(config)
-    present = [d for d in experiment.datasets if d in set(runs["dataset"])]
-    data = {name: load(name, data_dir) for name in present}
-    write_traces(experiment, data, runs, results_dir)  # fits only the traces objective.csv lacks
+    _write_traces(results_dir, config, data_dir)
     return paper_figures(paper, results_dir)
 
 
@@ -115,19 +126,10 @@ def write_variant_figures(variant_dir: Path, config: Path, paper_config: Path, d
     Accuracy curves and table.md are written for every variant by ``fsbench reproduce``.
     """
     from fsbench.config import load_experiment
-    from fsbench.datasets import load
-    from fsbench.report.figures import FIGURE_FILES, accuracy_per_p, objective_curves, read_traces
+    from fsbench.report.figures import FIGURE_FILES, accuracy_per_p, objective_figure
     from fsbench.store import load_runs
-    from fsbench.traces import write_traces
 
-    runs = load_runs(variant_dir)
-    written = accuracy_per_p(runs, variant_dir / FIGURE_FILES["per_p"]) or []
-    experiment = load_experiment(config)
-    in_paper = set(load_experiment(paper_config).datasets)
-    new = [d for d in experiment.datasets if d in set(runs["dataset"]) and d not in in_paper]
-    if new:
-        path = write_traces(experiment, {d: load(d, data_dir) for d in new}, runs, variant_dir)
-        traces = read_traces(path)
-        if not traces.empty:
-            written += objective_curves(traces, variant_dir / FIGURE_FILES["objective"])
+    written = accuracy_per_p(load_runs(variant_dir), variant_dir / FIGURE_FILES["per_p"]) or []
+    if _write_traces(variant_dir, config, data_dir, leave_out=load_experiment(paper_config).datasets):
+        written += objective_figure(variant_dir)
     return written

@@ -323,16 +323,22 @@ def paper_figures(
     per_p = accuracy_per_p(runs, out / FIGURE_FILES["per_p"])
     if per_p:
         written += per_p
-    traces_path = results_dir / TRACES_FILE
-    if not traces_path.is_file() and data is not None:
+    if not (results_dir / TRACES_FILE).is_file() and data is not None:
         from fsbench.traces import experiment_from_results, write_traces
 
         write_traces(experiment_from_results(results_dir), data, runs, results_dir)
-    if traces_path.is_file():
-        traces = read_traces(traces_path)
-        if not traces.empty:
-            written += objective_curves(traces, out / FIGURE_FILES["objective"])
-    return written
+    return written + objective_figure(results_dir, out)
+
+
+def objective_figure(results_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
+    """``objective.{png,pdf}`` (:func:`objective_curves`) from ``results_dir/objective.csv``;
+    nothing when that file is missing or holds no trace."""
+    results_dir = Path(results_dir)
+    path = results_dir / TRACES_FILE
+    traces = read_traces(path) if path.is_file() else pd.DataFrame()
+    if traces.empty:
+        return []
+    return objective_curves(traces, Path(out_dir or results_dir) / FIGURE_FILES["objective"])
 
 
 def read_traces(path: str | Path) -> pd.DataFrame:
@@ -350,4 +356,5 @@ def read_traces(path: str | Path) -> pd.DataFrame:
 
 
 __all__: Sequence[str] = ["accuracy_curves", "accuracy_per_p", "fixed_p_selectors", "objective_curves",
-                          "paper_figures", "paper_datasets", "per_p_curves", "printed_points", "read_traces"]
+                          "objective_figure", "paper_figures", "paper_datasets", "per_p_curves", "printed_points",
+                          "read_traces"]

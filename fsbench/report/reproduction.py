@@ -588,12 +588,9 @@ def _paper_section(layout: Layout, paper: str, result: Results) -> list[str]:
     for table in TABLES[paper]:
         comparison = compare_table(table, runs, pending, result.skipped)
         lines += [format_paper_table(table, comparison, "markdown"), ""]
-    figures = [(stem, what) for stem, what in FIGURES if (result.results_dir / f"{stem}.png").is_file()]
+    figures = _figure_lines(paper, result.results_dir, layout.results)
     if figures:
-        lines += ["### Figures", ""]
-        for stem, what in figures:
-            link = _relative(result.results_dir / f"{stem}.png", layout.results)
-            lines += [f"![{paper}: {what}]({link})", ""]
+        lines += ["### Figures", "", *figures]
     lines += _claims_section(paper, runs)
     return lines
 
@@ -666,9 +663,15 @@ def _extra_datasets_section(root: Path, paper: str, result: Results, variant: Re
             rows.append([dtitles[d], k, *cells])
         lines += _md_table(["dataset", "k", *(f"p = {p:g}" for p in sorted(set(at_k["p"])))], rows)
         lines.append("")
+    return lines + _figure_lines(variant.name, variant.results_dir, root)
+
+
+def _figure_lines(name: str, results_dir: Path, root: Path) -> list[str]:
+    """Markdown images of the figures of :data:`FIGURES` present in ``results_dir``."""
+    lines = []
     for stem, what in FIGURES:
-        if (variant.results_dir / f"{stem}.png").is_file():
-            lines += [f"![{variant.name}: {what}]({_relative(variant.results_dir / f'{stem}.png', root)})", ""]
+        if (results_dir / f"{stem}.png").is_file():
+            lines += [f"![{name}: {what}]({_relative(results_dir / f'{stem}.png', root)})", ""]
     return lines
 
 
