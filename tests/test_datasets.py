@@ -179,12 +179,18 @@ def test_registry_entries_are_consistent():
         assert (spec.format == "sklearn") == (not spec.files)
         for f in spec.files:
             assert f.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", f.sha256)
+            assert f.git_blob is None or re.fullmatch(r"[0-9a-f]{40}", f.git_blob)
+            assert f.sha256 is None or f.git_blob is None  # one identity per file
             assert f.url is None or f.url.startswith("https://")
             assert not Path(f.name).is_absolute() and ".." not in Path(f.name).parts
-    # datasets with no copy to hash carry no checksum and say so
+    # datasets with no copy to hash carry no sha256 and say so; all but Prostate-MS are pinned
+    # to a commit and identified by its git blob id (tests/test_fetch.py checks the values)
     for name in ("lung", "cll-sub-111", "carcinomas", "prostate-ms"):
         spec = resolve(name)
         assert all(f.sha256 is None for f in spec.files) and spec.notes
+        pinned = name != "prostate-ms"
+        assert all((f.git_blob is not None) == pinned for f in spec.files)
+        assert ("git blob id" in spec.notes) == pinned
     assert resolve("prostate-ms").files[0].url is None
     assert resolve("digits").files == ()
 

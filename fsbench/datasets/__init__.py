@@ -4,15 +4,17 @@
     data = load("glioma")          # Dataset(name, X (n, d) float64, y 0..c-1, classes, spec)
 
 Files are looked for in ``data_dir`` or $FSBENCH_DATA, then in the per-user cache
-(:func:`cache_dir`, $FSBENCH_CACHE); :func:`fetch` downloads into that cache. Every problem with
+(:func:`cache_dir`, $FSBENCH_CACHE); :func:`fetch` downloads into that cache, checking each file
+against its registered sha256 or git blob id (:mod:`fsbench.datasets.integrity`). Every problem with
 a file is a :class:`fsbench.errors.DataError` naming the problem and its fix; an unknown name is
 a :class:`fsbench.errors.ConfigError` with a did-you-mean.
 """
 
 from fsbench.datasets.fetch import fetch
+from fsbench.datasets.integrity import git_blob_id
 from fsbench.datasets.loaders import Dataset, load
 from fsbench.datasets.paths import cache_dir, data_dirs, locate
 from fsbench.datasets.registry import DataFile, DatasetSpec, all_datasets, resolve
 
 __all__ = ["DataFile", "Dataset", "DatasetSpec", "all_datasets", "cache_dir", "data_dirs", "fetch",
-           "load", "locate", "resolve"]
+           "git_blob_id", "load", "locate", "resolve"]

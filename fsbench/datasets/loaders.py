@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from fsbench.datasets.paths import cache_dir, data_dirs, locate, sha256_of
+from fsbench.datasets.integrity import verify_file
+from fsbench.datasets.paths import cache_dir, data_dirs, locate
 from fsbench.datasets.registry import DatasetSpec, resolve
 from fsbench.errors import DataError
 
@@ -249,6 +250,20 @@ def check(spec: DatasetSpec, X: np.ndarray, labels: np.ndarray, where: str) -> D
     return Dataset(name=spec.name, X=X, y=y, classes=classes, spec=spec)
 
 
+def _replace_fix(spec: DatasetSpec, path: Path) -> str:
+    """What to do about a file of ``spec`` whose bytes are not the registered ones."""
+    cache = cache_dir()
+    try:
+        in_cache = path.resolve().is_relative_to(cache.expanduser().resolve())
+    except OSError:
+        in_cache = False
+    if in_cache and spec.downloadable:
+        return (f"run 'fsbench datasets fetch {spec.name}', which replaces it with the original "
+                "file")
+    return (f"delete or replace it with the original file ({how_to_get(spec)}, which downloads "
+            f"into {cache}, then point FSBENCH_DATA / --data-dir away from this copy)")
+
+
 def _where(paths: Sequence[Path]) -> str:
     if len(paths) == 1:
         return str(paths[0])
@@ -261,17 +276,7 @@ def _load_files(spec: DatasetSpec, stamp: tuple[tuple[str, int, int], ...],
     paths = [Path(s[0]) for s in stamp]
     if verify:
         for f, path in zip(spec.files, paths, strict=True):
-            if f.sha256 is None:
-                continue
-            digest = sha256_of(path)
-            if digest != f.sha256.lower():
-                raise DataError(
-                    f"{path} differs from the registered copy of dataset {spec.name!r} (its "
-                    f"sha256 checksum is {digest[:12]}... instead of {f.sha256[:12]}...); delete "
-                    f"or replace it with the original file ({how_to_get(spec)}, which downloads "
-                    f"into {cache_dir()}, then point FSBENCH_DATA / --data-dir away from this "
-                    "copy)."
-                )
+            verify_file(spec, f, path, _replace_fix(spec, path))
     X, labels = read_files(spec, paths)
     return check(spec, X, labels, _where(paths))
 
@@ -291,7 +296,9 @@ def load(name: str | DatasetSpec, data_dir: str | Path | None = None, *,
     """Load a dataset by name or alias (or a spec), checked against the registry.
 
     Files are searched in :func:`data_dirs` (``data_dir`` or $FSBENCH_DATA, then the user cache).
-    With ``verify`` the sha256 of every file with a registered checksum is compared first. Then
+    With ``verify`` every file with a registered identity is checked first, wherever it was found:
+    its sha256, or its git blob id and the sha256 recorded when it was downloaded
+    (:func:`fsbench.datasets.integrity.verify_file`). Then
     shape, class count, class sizes (where registered) and finiteness are checked; any failure is
     a DataError naming the problem and its fix. Loads are cached per file path, mtime and size.
     """

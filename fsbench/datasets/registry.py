@@ -2,9 +2,11 @@
 
 Shapes, class counts, class sizes and sha256 checksums of the files fsbench has seen come from
 the copies the project checks against (their MANIFEST); download URLs of those copies are pinned
-to a commit. A checksum is registered only for a file whose bytes were hashed; datasets whose
-copy was never seen (LUNG, CLL-SUB-111, Carcinomas, Prostate-MS) carry the shape the papers
-state and no checksum, and are verified on load by shape and class count alone.
+to a commit. A sha256 is registered only for a file whose bytes were hashed. LUNG, CLL-SUB-111
+and Carcinomas, whose bytes the project never had, are pinned to the scikit-feature repository
+at the same commit as the hashed copies and identified by the git blob id that commit records
+for them (:mod:`fsbench.datasets.integrity`). Prostate-MS has no known copy: it carries the
+shape the paper states and is checked on load by shape and class count alone.
 """
 
 from __future__ import annotations
@@ -22,11 +24,26 @@ FORMATS = ("mat", "semeion", "csv", "sklearn")
 
 @dataclass(frozen=True)
 class DataFile:
-    """One file of a dataset: its name inside a data folder, checksum and download URL."""
+    """One file of a dataset: its name inside a data folder, identity and download URL.
+
+    The file's bytes are identified by ``sha256`` (a copy the project hashed) or, failing that,
+    by ``git_blob`` (the git blob id a pinned commit of its source repository records for it);
+    with neither, only its content (shape, classes) is checked.
+    """
 
     name: str  # relative path inside a data folder, e.g. "GLIOMA.mat" or "isolet_full/Isolet1.mat"
-    sha256: str | None = None  # None: no copy of this file was hashed, so nothing is claimed
+    sha256: str | None = None  # None: no copy of this file was hashed
     url: str | None = None  # None: no original-source download is known
+    git_blob: str | None = None  # git blob id of the file at the pinned commit ``url`` points to
+
+    @property
+    def check(self) -> str:
+        """How the file's bytes are verified: ``sha256=...``, ``git-blob=...`` or ``unchecked``."""
+        if self.sha256:
+            return f"sha256={self.sha256}"
+        if self.git_blob:
+            return f"git-blob={self.git_blob}"
+        return "unchecked"
 
 
 @dataclass(frozen=True)
@@ -100,21 +117,35 @@ def _pinned(name: str, repo: tuple[str, str], path: str | None = None) -> DataFi
     return DataFile(name, _SHA256[name], url)
 
 
-# The scikit-feature web site (the repository's GitHub pages) serves its data sets here. No copy
-# of these files was hashed, so they are registered without a checksum.
-_SKF_SITE = "https://jundongl.github.io/scikit-feature/files/datasets"
+# Git blob ids that the pinned scikit-feature commit records for files no copy of which was
+# hashed here: what arrives is checked against them (a blob id is the SHA-1 of
+# b"blob <size>\0" + content).
+_SKF_BLOBS = {
+    "skfeature/data/lung.mat": "becb82c675f788b040d5ced741955e19b94ce9b8",
+    "skfeature/data/CLL-SUB-111.mat": "6f14fa8d02fbe7fca3e73f4c97da3f1e7003a648",
+    "skfeature/data/Carcinom.mat": "ed23efd165241be723f0796d8660c67ca8448bcc",
+}
+
+
+def _pinned_blob(name: str, repo: tuple[str, str], path: str) -> DataFile:
+    """A file identified by the git blob id of ``path`` at the pinned commit of ``repo``."""
+    owner_name, commit = repo
+    url = f"https://raw.githubusercontent.com/{owner_name}/{commit}/{path}"
+    return DataFile(name, None, url, _SKF_BLOBS[path])
+
+
 _SKF = "the scikit-feature repository (Li et al., ASU; jundongl.github.io/scikit-feature)"
-_UNHASHED = ("No copy was available to hash, so no checksum is registered and the file is "
-             "checked by shape and class count only.")
+_BLOB_ONLY = ("No copy was hashed here, so no sha256 is registered: the file is verified by the git "
+              f"blob id that scikit-feature commit {_SKF_REPO[1][:7]} records for it.")
 
 _SPECS: tuple[DatasetSpec, ...] = (
     DatasetSpec(
         name="lung", title="LUNG", aliases=("LUNG",),
         n_samples=203, n_features=3312, n_classes=5, papers=("rfs", "dso-fs", "sl2p"),
-        files=(DataFile("lung.mat", None, f"{_SKF_SITE}/lung.mat"),),
+        files=(_pinned_blob("lung.mat", _SKF_REPO, "skfeature/data/lung.mat"),),
         format="mat",
         source=f"{_SKF}; originally Bhattacharjee et al. (PNAS 2001), genes with std > 50",
-        notes=f"{_UNHASHED} The papers: 139/17/21/20/6 samples per class.",
+        notes=f"{_BLOB_ONLY} The papers: 139/17/21/20/6 samples per class.",
     ),
     DatasetSpec(
         name="glioma", title="GLIOMA", aliases=("GLIOMA", "GLIOM"),
@@ -137,12 +168,11 @@ _SPECS: tuple[DatasetSpec, ...] = (
         name="carcinomas", title="Carcinomas (CAR)",
         aliases=("CAR", "Carcinomas", "Carcinom", "CARCINOM"),
         n_samples=174, n_features=9182, n_classes=11, papers=("rfs", "sl2p"),
-        files=(DataFile("Carcinom.mat", None, f"{_SKF_SITE}/Carcinom.mat"),),
+        files=(_pinned_blob("Carcinom.mat", _SKF_REPO, "skfeature/data/Carcinom.mat"),),
         format="mat",
         source=f"{_SKF}, listed as 'Carcinom'; originally Su et al. (Cancer Research 2001) and "
                "Yang et al. (2006)",
-        notes=f"{_UNHASHED} The URL follows the site's file naming (its datasets page links "
-              "'Carcino.mat', apparently a typo); if it fails, download Carcinom.mat by hand.",
+        notes=_BLOB_ONLY,
     ),
     DatasetSpec(
         name="prostate-ge", title="Prostate-GE", aliases=("Prostate-GE", "Prostate_GE"),
@@ -166,10 +196,13 @@ _SPECS: tuple[DatasetSpec, ...] = (
     DatasetSpec(
         name="cll-sub-111", title="CLL-SUB-111", aliases=("CLL-SUB-111", "CLL_SUB_111", "CLL-SUB"),
         n_samples=111, n_features=11340, n_classes=3, papers=("dso-fs",),
-        files=(DataFile("CLL_SUB_111.mat", None, f"{_SKF_SITE}/CLL_SUB_111.mat"),),
+        # Kept as CLL_SUB_111.mat locally (the name earlier versions used); the repository's
+        # CLL-SUB-111.mat is found too, since file names match ignoring '-' and '_'.
+        files=(_pinned_blob("CLL_SUB_111.mat", _SKF_REPO, "skfeature/data/CLL-SUB-111.mat"),),
         format="mat",
         source=f"{_SKF}; originally Haslinger et al. (J Clin Oncol 2004), GEO GSE2466",
-        notes=_UNHASHED,
+        notes=f"{_BLOB_ONLY} Saved as CLL_SUB_111.mat (the repository's CLL-SUB-111.mat is "
+              "found under either name).",
     ),
     DatasetSpec(
         name="isolet", title="ISOLET", aliases=("ISOLET", "isolet-full"),
