@@ -1,5 +1,6 @@
 PYTHON ?= python
-export FSBENCH_DATA ?= $(abspath ../shared/datasets)
+# Dataset files come from $FSBENCH_DATA (or --data-dir, or the per-user cache): set it yourself;
+# tests that need the papers' datasets are skipped without it.
 
 .PHONY: install demo test lint bench reproduce report check
 

@@ -1,14 +1,25 @@
-"""Shared helpers of the SVM-selector tests (test_svm_selectors.py, test_sl2p.py)."""
+"""Shared helpers of the tests: the papers' data folder, and the SVM-selector tests' problems."""
 
 from __future__ import annotations
 
+import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
 from fsbench.selectors import make_selector
+
+
+def papers_data() -> Path:
+    """The folder $FSBENCH_DATA names; the test is skipped when it is unset or not a folder (a fresh
+    clone has no datasets)."""
+    root = os.environ.get("FSBENCH_DATA")
+    if not root or not Path(root).is_dir():
+        pytest.skip("FSBENCH_DATA does not name a folder of the datasets")
+    return Path(root)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse
+from conftest import papers_data
 
 from fsbench.datasets import (
     DataFile,
@@ -204,10 +205,7 @@ def test_deviations_are_documented():
 
 # ----------------------------------------------------------------------------- real data
 def _data_root() -> Path:
-    root = os.environ.get("FSBENCH_DATA")
-    if not root:
-        pytest.skip("FSBENCH_DATA is not set; it points at the folder holding the datasets")
-    return Path(root)
+    return papers_data()
 
 
 def _manifest() -> dict[str, dict[str, str]]:
