@@ -1,8 +1,10 @@
 """The papers' figures regenerated from our results (matplotlib, Agg backend).
 
 - :func:`accuracy_curves`: accuracy vs number of selected features, one panel per dataset, one
-  line per selector with a +-1 sd band over the outer repetitions, and the paper's printed
-  table values as markers at their k (RFS Fig. 1, DSO-FS Fig. 2, SL2P Fig. 1).
+  line per selector with a light (optional) +-1 sd band over the outer repetitions, and the
+  paper's printed table values as markers at their k (RFS Fig. 1, DSO-FS Fig. 2, SL2P Fig. 1).
+  Lines, bands, legend and caption are styled by :mod:`fsbench.report.plots`, as the curves
+  of ``fsbench plot`` are.
 - :func:`accuracy_per_p`: DSO-FS with p fixed, accuracy vs k, one line per p (DSO-FS Fig. 1).
 - :func:`objective_curves`: objective per iteration of the iterative selectors (SL2P Figs. 2
   and 3, and the same for RFS, DSO-FS and the l2,1 SVM), from :mod:`fsbench.traces`.
@@ -16,7 +18,6 @@ the standard deviation (ddof = 1) over repetitions.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,19 @@ import pandas as pd
 
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
-from fsbench.report.plots import accuracy_axis, curves, pyplot, save_figure
+from fsbench.report.plots import (
+    accuracy_axis,
+    curves,
+    draw_curve,
+    figure_legend,
+    legend_entries,
+    line_styles,
+    panel_grid,
+    pyplot,
+    save_figure,
+    shared_caption,
+    spread_captions,
+)
 from fsbench.store import TRACES_FILE, load_runs
 
 #: the figure of each paper that :func:`accuracy_curves` redraws
@@ -43,32 +56,6 @@ OBJECTIVES = {
     "sl2p": r"SL2P: $\frac{1}{2}\|W\|_{2,2/(1+p)}^2+C\,$hinge",
 }
 FIGURE_FILES = {"curves": "curves", "per_p": "accuracy_per_p", "objective": "objective"}
-
-_MARKERS = "osv^Dx*P<>"
-_DASHES = ("-", "--", "-.", ":")
-
-
-def _legend_entries(axes: list[Any]) -> tuple[list[Any], list[str]]:
-    """The legend handles and labels of several panels, each label once, in order of appearance."""
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    return handles, labels
-
-
-def _grid(n: int, width: float = 4.6, height: float = 3.6) -> tuple[Any, Any]:
-    plt = pyplot()
-    ncols = min(3, max(n, 1))
-    nrows = math.ceil(max(n, 1) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.9), squeeze=False,
-                             layout="constrained")
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    return fig, axes
-
 
 def _check_paper(paper: str) -> None:
     if paper not in PAPERS:
@@ -119,14 +106,16 @@ def paper_datasets(runs: pd.DataFrame, paper: str) -> tuple[list[str], list[str]
 
 
 # ----------------------------------------------------------------------------- accuracy vs k
-def accuracy_curves(runs: pd.DataFrame, paper: str, path: str | Path) -> list[Path]:
+def accuracy_curves(runs: pd.DataFrame, paper: str, path: str | Path, bands: bool = True) -> list[Path]:
     """Accuracy (%) vs number of selected features for a paper's datasets, printed values beside.
 
     One panel per dataset with results; one line per selector label (fixed-p DSO-FS selectors
-    are left to :func:`accuracy_per_p`) with a shaded +-1 sd band over the repetitions; the
-    paper's printed cells of that dataset as star markers (with the printed std as an error
-    bar where printed) at their k, in the colour of the method. The paper's datasets without
-    results are named in the title. Writes ``<path>.png`` and ``<path>.pdf``; returns both.
+    are left to :func:`accuracy_per_p`) styled by :func:`fsbench.report.plots.line_styles`,
+    with a light +-1 sd band over the repetitions unless ``bands`` is False; the paper's
+    printed cells of that dataset as star markers (with the printed std as an error bar where
+    printed) at their k, in the colour of the method. The caption names the number of
+    repetitions (per panel when the datasets differ); the paper's datasets without results
+    are named in the title. Writes ``<path>.png`` and ``<path>.pdf``; returns both.
     """
     _check_paper(paper)
     fixed = fixed_p_selectors(runs)
@@ -140,44 +129,37 @@ def accuracy_curves(runs: pd.DataFrame, paper: str, path: str | Path) -> list[Pa
     ours = list(dict.fromkeys(runs["selector"]))
     order = [m for m in columns if m in ours] + [s for s in ours if s not in columns]
     palette = order + [m for m in columns if m not in order]  # printed-only methods keep a colour too
+    styles = line_styles(palette)
+    captions = spread_captions(runs, bands)
+    shared = shared_caption(captions)
     plt = pyplot()
-    cmap = plt.get_cmap("tab10" if len(palette) <= 10 else "tab20")
-    color = {m: cmap(i % cmap.N) for i, m in enumerate(palette)}
-    n_reps = runs.groupby("dataset")["repeat"].nunique()
-    kfold = "fold" in runs.columns and runs["fold"].max() > 0
 
-    fig, axes = _grid(len(present))
+    fig, axes = panel_grid(len(present))
     for ax, dataset in zip(axes.flat, present, strict=False):
         for i, sel in enumerate(order):
             d = stats[(stats["dataset"] == dataset) & (stats["selector"] == sel)]
-            if d.empty:
-                continue
-            dense = d["k"].nunique() > 20
-            ax.plot(d["k"], d["mean"], color=color[sel], linestyle=_DASHES[i % 4], linewidth=1.3,
-                    marker=None if dense else _MARKERS[i % 10], markersize=3.5, label=sel)
-            std = d["std"].fillna(0.0)
-            ax.fill_between(d["k"], d["mean"] - std, d["mean"] + std, color=color[sel], alpha=0.12, linewidth=0)
+            if not d.empty:
+                draw_curve(ax, d, styles[sel], sel, bands, i, len(order))
         cells = printed[printed["dataset"] == dataset]
         span = float(stats["k"].max() - stats["k"].min()) or 1.0
         for _, cell in cells.iterrows():
-            c = color[cell["method"]]
+            c = styles[cell["method"]]["color"]
             # a small sideways dodge per method keeps printed values at one k apart
             dodge = (palette.index(cell["method"]) - (len(palette) - 1) / 2) * 0.006 * span
             ax.errorbar(cell["k"] + dodge, cell["value"], yerr=None if pd.isna(cell["std"]) else cell["std"],
                         marker="*", markersize=11, color=c, markeredgecolor="black", markeredgewidth=0.6,
                         ecolor=c, capsize=3, linestyle="none", zorder=5)
-        title = dataset if dataset not in n_reps else f"{dataset} ({n_reps[dataset]} repetitions)"
-        accuracy_axis(ax, title)
-    handles, labels = _legend_entries(list(axes.flat)[: len(present)])
+        accuracy_axis(ax, dataset if shared else f"{dataset}\n{captions[dataset]}")
+    handles, labels = legend_entries(list(axes.flat)[: len(present)])
     star = plt.Line2D([], [], marker="*", markersize=11, color="grey", markeredgecolor="black",
                       linestyle="none")
     tables = " and ".join(t.name for t in TABLES[paper])
     handles.append(star)
     labels.append(f"printed ({tables})")
-    ncol = min(len(labels), 6, 3 * len(present))  # a legend no wider than the panels
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=9)
-    spread = "repetitions of the k-fold CV" if kfold else "random splits"
-    heading = f"{FIGURE_TITLES[paper]}: accuracy vs number of features, mean ± 1 sd over {spread}"
+    figure_legend(fig, handles, labels)
+    heading = f"{FIGURE_TITLES[paper]}: accuracy vs number of features"
+    if shared:
+        heading += f"\n{shared}"
     if missing:
         heading += f"\nno results (not run): {', '.join(missing)}"
     fig.suptitle(heading, fontsize=11)
@@ -194,12 +176,15 @@ def per_p_curves(runs: pd.DataFrame, tuned_label: str = "dso") -> pd.DataFrame:
     return stats.sort_values(["dataset", "p", "selector", "k"], kind="stable").reset_index(drop=True)
 
 
-def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso") -> list[Path] | None:
+def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso",
+                   bands: bool = True) -> list[Path] | None:
     """DSO-FS Fig. 1: accuracy (%) vs number of features for each fixed p, one panel per dataset.
 
-    Uses the fixed-p DSO-FS selectors (:func:`fixed_p_selectors`); the tuned selector
-    ``tuned_label``, when present, is drawn as a black dashed reference. Returns None (and
-    writes nothing) when the runs hold no fixed-p selector.
+    Uses the fixed-p DSO-FS selectors (:func:`fixed_p_selectors`), coloured along viridis in
+    the order of p (p is ordered, so its colours are too) with the markers and line styles of
+    :func:`fsbench.report.plots.line_styles` and a light +-1 sd band unless ``bands`` is
+    False; the tuned selector ``tuned_label``, when present, is drawn as a black dashed
+    reference. Returns None (and writes nothing) when the runs hold no fixed-p selector.
     """
     stats = per_p_curves(runs, tuned_label)
     if stats.empty:
@@ -207,30 +192,33 @@ def accuracy_per_p(runs: pd.DataFrame, path: str | Path, tuned_label: str = "dso
     tuned = curves(runs[runs["selector"] == tuned_label]) if (runs["selector"] == tuned_label).any() else None
     datasets = list(dict.fromkeys(stats["dataset"]))
     ps = sorted(set(stats["p"]))
-    plt = pyplot()
-    cmap = plt.get_cmap("viridis")
+    viridis = pyplot().get_cmap("viridis")
+    lines = list(dict.fromkeys(stats["selector"]))  # in the order of p
+    p_of = dict(zip(stats["selector"], stats["p"], strict=True))
+    styles = line_styles(lines, [viridis(ps.index(p_of[s]) / max(len(ps) - 1, 1) * 0.9) for s in lines])
     labels_of_p = stats.groupby("p")["selector"].nunique()
-    fig, axes = _grid(len(datasets))
+    captions = spread_captions(runs[runs["selector"].isin(lines)], bands)
+    shared = shared_caption(captions)
+    fig, axes = panel_grid(len(datasets))
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         d = stats[stats["dataset"] == dataset]
-        for label, line in d.groupby("selector", sort=False):
-            p = float(line["p"].iloc[0])
-            c = cmap(ps.index(p) / max(len(ps) - 1, 1) * 0.9)
+        for i, label in enumerate(lines):
+            line = d[d["selector"] == label]
+            if line.empty:
+                continue
+            p = float(p_of[label])
             text = f"p = {p:g}" if labels_of_p[p] == 1 else f"{label} (p = {p:g})"
-            ax.plot(line["k"], line["mean"], color=c, marker="o", markersize=3, linewidth=1.3, label=text)
-            std = line["std"].fillna(0.0)
-            ax.fill_between(line["k"], line["mean"] - std, line["mean"] + std, color=c, alpha=0.12, linewidth=0)
+            draw_curve(ax, line, styles[label], text, bands, i, len(lines))
         if tuned is not None:
             t = tuned[tuned["dataset"] == dataset]
             if not t.empty:
-                ax.plot(t["k"], t["mean"], color="black", linestyle="--", linewidth=1.2,
+                ax.plot(t["k"], t["mean"], color="black", linestyle="--", linewidth=1.4, zorder=3,
                         label=f"{tuned_label} (p tuned by CV)")
-        accuracy_axis(ax, dataset)
-    handles, labels = _legend_entries(list(axes.flat)[: len(datasets)])
-    ncol = min(len(labels), 7, 3 * len(datasets))
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False, fontsize=9)
-    fig.suptitle("DSO-FS Fig. 1: accuracy vs number of features for each p\n"
-                 "mean ± 1 sd over random splits", fontsize=11)
+        accuracy_axis(ax, dataset if shared else f"{dataset}\n{captions[dataset]}")
+    handles, labels = legend_entries(list(axes.flat)[: len(datasets)])
+    figure_legend(fig, handles, labels)
+    heading = "DSO-FS Fig. 1: accuracy vs number of features for each p"
+    fig.suptitle(f"{heading}\n{shared}" if shared else heading, fontsize=11)
     return save_figure(fig, path)
 
 
@@ -264,7 +252,7 @@ def objective_curves(traces: pd.DataFrame, path: str | Path) -> list[Path]:
               if d is None or ((traces["method"] == m) & (traces["dataset"] == d)).any()]
     cmap = plt.get_cmap("tab10" if len(datasets) <= 10 else "tab20")
     color = {d: cmap(i % cmap.N) for i, d in enumerate(datasets)}
-    fig, axes = _grid(len(panels), width=5.0, height=3.9)
+    fig, axes = panel_grid(len(panels), width=5.0, height=3.9, header=0.9)
     keys = ["dataset", "selector", "params"]
     for ax, (method, dataset) in zip(axes.flat, panels, strict=False):
         panel = traces[(traces["method"] == method) & ((traces["dataset"] == dataset) if dataset else True)]
