@@ -182,9 +182,10 @@ def test_lines_are_tracked_through_nested_values():
 
 def test_invalid_selector_parameter_value_is_rejected_before_running():
     text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: relieff\n    params: {n_neighbors: 0}")
-    reject(text, "exp.yaml:10", "selectors[0].params", "n_neighbors=0")
+    reject(text, "exp.yaml:10: selectors[0].params.n_neighbors: must be an int in [1, ", "got 0.")
     text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: mrmr\n    grid: {criterion: [mid, miz]}")
-    reject(text, "selectors[0].grid", "miz")
+    reject(text, "selectors[0].grid.criterion[1]: must be one of 'mid', 'miq', got the string 'miz'",
+           "Did you mean 'miq'?")
 
 
 def test_integral_float_for_an_integer_parameter():

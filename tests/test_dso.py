@@ -435,7 +435,7 @@ def test_registered_and_diagnostics_are_scalars():
     assert sel.transform(X).shape == (12, 4)
     assert all(isinstance(v, (bool, int, float, str)) for v in sel.diagnostics_.values())
     assert sel.objective_.shape == (sel.n_iter_,)
-    with pytest.raises(ValueError, match="p must be"):
+    with pytest.raises(ValueError, match="'p' parameter of DSOFS must be"):
         DSOFS(p=1.5).fit(X, y)
     with pytest.raises(ValueError, match="solver"):
         DSOFS(solver="cvx").fit(X, y)

@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from fsbench.errors import ConfigError
-from fsbench.selectors.base import BaseSelector
+from fsbench.selectors.base import BaseSelector, count, real
 
 DISCRETIZATIONS = ("mean_std", "quantile")
 
@@ -108,12 +109,25 @@ def discretize(X: np.ndarray, method: str = "mean_std", std_factor: float = 1.0,
     return (min_ranks(X) * b) // n, b
 
 
-def check_discretization(discretize: str, std_factor: float, n_bins: int) -> None:
-    """Validate the three discretization parameters shared by mrmr, chi2 and infogain."""
-    method = check_choice("discretize", discretize, DISCRETIZATIONS)
-    check_float("std_factor", std_factor, 0.0)
-    if method == "quantile":
-        check_int("n_bins", n_bins, 2)
+#: The discretization parameters shared by mrmr, chi2 and infogain (scikit-learn constraints).
+DISCRETIZATION_CONSTRAINTS: dict = {
+    "discretize": [StrOptions(set(DISCRETIZATIONS))],
+    # Above 5 standard deviations every feature is one state on a sample of n <= 26 (no |z| can
+    # exceed (n - 1) / sqrt(n)) and nearly so on any sample: 5 is the cap (the paper uses 1).
+    "std_factor": [real(0, 5, "both")],
+    # Up to 32 equal-frequency states: with a few hundred training samples more states leave a
+    # handful of samples per (state, class) cell, and mrmr's joint tables grow as n_bins^2 per
+    # feature (32^2 x 15,000 features = 15 million counts).
+    "n_bins": [count(2, 32)],
+}
+
+
+def check_discretization_relations(selector: BaseSelector) -> None:
+    """n_bins is for ``discretize="quantile"`` only, std_factor for ``"mean_std"`` only."""
+    if selector.discretize == "mean_std":
+        selector._reject_unused("n_bins", "discretize='quantile'")
+    else:
+        selector._reject_unused("std_factor", "discretize='mean_std'")
 
 
 def contingency(codes: np.ndarray, n_states: int, y: np.ndarray, n_classes: int) -> np.ndarray:
@@ -158,6 +172,8 @@ class DiscretizingSelector(BaseSelector):
     Subclasses implement ``_score(codes, n_states, y, n_classes)``.
     """
 
+    _parameter_constraints: dict = {**BaseSelector._parameter_constraints, **DISCRETIZATION_CONSTRAINTS}
+
     def __init__(self, n_features_to_select: int = 10, discretize: str = "mean_std",
                  std_factor: float = 1.0, n_bins: int = 3):
         super().__init__(n_features_to_select)
@@ -166,7 +182,7 @@ class DiscretizingSelector(BaseSelector):
         self.n_bins = n_bins
 
     def check_params(self) -> None:
-        check_discretization(self.discretize, self.std_factor, self.n_bins)
+        check_discretization_relations(self)
 
     def _fit(self, X, y, classes):
         codes, n_states = discretize(X, self.discretize, self.std_factor, self.n_bins)

@@ -6,10 +6,11 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import StrOptions
 
 from fsbench.selectors import register
-from fsbench.selectors._svm import solve_svm
-from fsbench.selectors.base import BaseSelector
+from fsbench.selectors._svm import METHODS, SVM_C, solve_svm
+from fsbench.selectors.base import ITER_MAX, BaseSelector, count, real
 
 
 @register("cssvm")
@@ -29,6 +30,16 @@ class CrammerSingerSVM(BaseSelector):
     convex solve, so one entry), ``n_iter_`` the solver's steps, ``diagnostics_`` the gap.
     """
 
+    _parameter_constraints: dict = {
+        **BaseSelector._parameter_constraints,
+        "C": [SVM_C],
+        "fit_intercept": ["boolean"],
+        # a relative duality gap (LIBLINEAR: its stopping tolerance): 0 is never reached
+        "tol": [real(0, 1, "neither")],
+        "max_iter": [count(1, ITER_MAX)],
+        "solver": [StrOptions(set(METHODS))],
+    }
+
     def __init__(
         self,
         n_features_to_select: int = 10,
@@ -46,8 +57,6 @@ class CrammerSingerSVM(BaseSelector):
         self.solver = solver
 
     def _fit(self, X, y, classes):
-        if not self.C > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
         res = solve_svm(
             X,
             y,

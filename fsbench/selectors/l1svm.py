@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path
 from sklearn.svm import LinearSVC
+from sklearn.utils._param_validation import InvalidParameterError
 
 from fsbench.selectors import register
-from fsbench.selectors._svm import signed_labels
-from fsbench.selectors.base import BaseSelector
+from fsbench.selectors._svm import SVM_C, signed_labels
+from fsbench.selectors.base import ITER_MAX, BaseSelector, count, real
 
 _MAX_BACKTRACKS = 40
 _CONTINUATION_START = 1.0  # in units of z-scored features, fsbench's protocol
+#: the largest C of the regularization path, C * path_factor^path_steps: 1e12 (measured on a
+#: 45 x 12 problem: the Newton method stops converging from C = 1e8 on and takes no step at 1e20)
+_PATH_C_MAX = 1e12
 
 
 def l1_sqhinge_objective(Z: np.ndarray, y: np.ndarray, theta: np.ndarray, C: float) -> float:
@@ -144,6 +149,19 @@ class L1SVM(BaseSelector):
     over the classes at C.
     """
 
+    _parameter_constraints: dict = {
+        **BaseSelector._parameter_constraints,
+        "C": [SVM_C],
+        # a relative duality gap: 0 is never certified in floating point
+        "tol": [real(0, 1, "neither")],
+        "max_iter": [count(1, ITER_MAX)],
+        # each path point multiplies C by path_factor (> 1); with path_steps they must keep
+        # the path's last C below _PATH_C_MAX (check_params)
+        "path_factor": [real(1, 1000, "right")],
+        "path_steps": [count(0, 100)],
+        "full_path": ["boolean"],
+    }
+
     def __init__(
         self,
         n_features_to_select: int = 10,
@@ -161,6 +179,17 @@ class L1SVM(BaseSelector):
         self.path_factor = path_factor
         self.path_steps = path_steps
         self.full_path = full_path
+
+    def check_params(self) -> None:
+        if self.path_steps == 0:
+            self._reject_unused("full_path", "path_steps >= 1")
+            self._reject_unused("path_factor", "path_steps >= 1")
+        last = math.log10(self.C) + self.path_steps * math.log10(self.path_factor)
+        if last > math.log10(_PATH_C_MAX):
+            raise InvalidParameterError(
+                f"the regularization path would end at C * path_factor^path_steps = "
+                f"{self.C:g} * {self.path_factor:g}^{self.path_steps} ~ 10^{last:.1f}, above "
+                f"{_PATH_C_MAX:g}; lower path_steps, path_factor or C.")
 
     def _svm(self, Z, Y, C, Theta0, tol=None):
         """Every one-vs-rest problem at C: (Theta (d + 1, c), max steps, max relative gap)."""
@@ -185,10 +214,6 @@ class L1SVM(BaseSelector):
         return np.vstack([est.coef_.T, est.intercept_[None, :]])
 
     def _fit(self, X, y, classes):
-        if not (self.C > 0 and self.path_factor > 1 and self.path_steps >= 0):
-            raise ValueError("need C > 0, path_factor > 1 and path_steps >= 0")
-        if not (self.tol > 0 and self.max_iter >= 1):
-            raise ValueError("need tol > 0 and max_iter >= 1")
         n, d = X.shape
         c = classes.size
         Y = signed_labels(y, c) if c > 2 else signed_labels(y, 2)[:, 1:]

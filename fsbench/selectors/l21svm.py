@@ -52,7 +52,6 @@ class L21SVM(ReweightedSVM):
         return J, log_norm, l21 == 0.0  # the eta step: eta_v = ||w^v||
 
     def _fit(self, X, y, classes):
-        self._check_params()
         d = X.shape[1]
         log_norm, _, _, shared = self._reweighting_loop(
             X, y, classes.size, float(self.C), np.full(d, -np.log(2.0))

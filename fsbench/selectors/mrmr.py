@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from fsbench.selectors import register
 from fsbench.selectors._discretize import (
-    check_choice,
-    check_discretization,
-    check_float,
-    check_int,
+    DISCRETIZATION_CONSTRAINTS,
+    check_discretization_relations,
     contingency,
     discretize,
     mutual_info_from_joint,
 )
-from fsbench.selectors.base import BaseSelector
+from fsbench.selectors.base import BaseSelector, count, real
 
 CRITERIA = ("mid", "miq")
 
@@ -86,6 +85,17 @@ class MRMR(BaseSelector):
     ``criterion_`` the criterion value of each incremental pick.
     """
 
+    _parameter_constraints: dict = {
+        **BaseSelector._parameter_constraints,
+        **DISCRETIZATION_CONSTRAINTS,
+        "criterion": [StrOptions(set(CRITERIA))],
+        "n_ranked": [count(1)],
+        "pool_size": [count(1), None],
+        # Redundancies are at most log2(states) bits (1.6 for 3 states): an epsilon above 1 bit
+        # is no longer a guard against 0 / 0 but rewrites MIQ; 0 divides by zero redundancy.
+        "miq_eps": [real(0, 1, "right")],
+    }
+
     def __init__(self, n_features_to_select: int = 10, criterion: str = "mid", n_ranked: int = 100,
                  discretize: str = "mean_std", std_factor: float = 1.0, n_bins: int = 3,
                  pool_size: int | None = None, miq_eps: float = 1e-4):
@@ -99,17 +109,13 @@ class MRMR(BaseSelector):
         self.miq_eps = miq_eps
 
     def check_params(self) -> None:
-        self._checked()
-
-    def _checked(self) -> tuple[str, int, int | None, float]:
-        check_discretization(self.discretize, self.std_factor, self.n_bins)
-        return (check_choice("criterion", self.criterion, CRITERIA),
-                check_int("n_ranked", self.n_ranked, 1),
-                check_int("pool_size", self.pool_size, 1, allow_none=True),
-                check_float("miq_eps", self.miq_eps, 0.0))
+        check_discretization_relations(self)
+        if self.criterion != "miq":
+            self._reject_unused("miq_eps", "criterion='miq'")
 
     def _fit(self, X, y, classes):
-        criterion, n_ranked, pool_size, miq_eps = self._checked()
+        criterion, n_ranked, miq_eps = self.criterion, int(self.n_ranked), float(self.miq_eps)
+        pool_size = None if self.pool_size is None else int(self.pool_size)
         d = X.shape[1]
         codes, n_states = discretize(X, self.discretize, self.std_factor, self.n_bins)
         relevance = mutual_info_from_joint(contingency(codes, n_states, y, classes.size))

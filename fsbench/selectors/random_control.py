@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from fsbench.selectors import register
-from fsbench.selectors.base import BaseSelector
+from fsbench.selectors.base import RANDOM_STATE, BaseSelector
 
 
 @register("random")
@@ -16,6 +16,11 @@ class RandomRanking(BaseSelector):
     fsbench passes the task seed, so the control is reproducible and independent of the
     order in which tasks run. Scores are the reversed ranks (best = n_features).
     """
+
+    _parameter_constraints: dict = {
+        **BaseSelector._parameter_constraints,
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(self, n_features_to_select: int = 10, random_state=None):
         super().__init__(n_features_to_select)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 from fsbench.selectors import register
-from fsbench.selectors._discretize import check_choice, check_int, dense_codes
-from fsbench.selectors.base import BaseSelector
+from fsbench.selectors._discretize import dense_codes
+from fsbench.selectors.base import RANDOM_STATE, BaseSelector, count
 
 MISS_WEIGHTINGS = ("prior", "uniform")
 _BLOCK_ELEMENTS = 1 << 22        # ~32 MB of float64 per block of distance rows
@@ -183,6 +184,16 @@ class ReliefF(BaseSelector):
     computed. Differences are accumulated in cache-sized chunks of pairs.
     """
 
+    # n_neighbors, n_samples or discrete_threshold beyond the sample count mean "all of them"
+    _parameter_constraints: dict = {
+        **BaseSelector._parameter_constraints,
+        "n_neighbors": [count(1)],
+        "n_samples": [count(1), None],
+        "discrete_threshold": [count(0)],
+        "miss_weighting": [StrOptions(set(MISS_WEIGHTINGS))],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, n_features_to_select: int = 10, n_neighbors: int = 10, n_samples: int | None = None,
                  discrete_threshold: int = 0, miss_weighting: str = "prior", random_state=None):
         super().__init__(n_features_to_select)
@@ -192,17 +203,9 @@ class ReliefF(BaseSelector):
         self.miss_weighting = miss_weighting
         self.random_state = random_state
 
-    def check_params(self) -> None:
-        self._checked()
-
-    def _checked(self) -> tuple[int, int | None, int, str]:
-        return (check_int("n_neighbors", self.n_neighbors, 1),
-                check_int("n_samples", self.n_samples, 1, allow_none=True),
-                check_int("discrete_threshold", self.discrete_threshold, 0),
-                check_choice("miss_weighting", self.miss_weighting, MISS_WEIGHTINGS))
-
     def _fit(self, X, y, classes):
-        k, m, threshold, weighting = self._checked()
+        k, threshold, weighting = int(self.n_neighbors), int(self.discrete_threshold), self.miss_weighting
+        m = None if self.n_samples is None else int(self.n_samples)
         n, d = X.shape
         samples = None
         if m is not None and m < n:

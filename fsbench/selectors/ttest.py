@@ -58,6 +58,11 @@ class TTest(BaseSelector):
     in ``tstats_`` (n_classes, n_features).
     """
 
+    _parameter_constraints: dict = {
+        **BaseSelector._parameter_constraints,
+        "equal_var": ["boolean"],
+    }
+
     def __init__(self, n_features_to_select: int = 10, equal_var: bool = False):
         super().__init__(n_features_to_select)
         self.equal_var = equal_var
