@@ -16,14 +16,28 @@ EXIT_INTERRUPTED = 130
 
 
 class _Group(click.Group):
-    """Turns a FsbenchError into one sentence on stderr and exit status 2 (no traceback)."""
+    """Turns a FsbenchError, or an OSError of the file system (a full disk, a read-only folder), into
+    one sentence on stderr and exit status 2, and Ctrl-C into one line and status 130: no traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from fsbench.store import describe_os_error
+
         try:
             return super().invoke(ctx)
         except FsbenchError as exc:
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(EXIT_USER_ERROR)
+        except click.UsageError as exc:  # a bad option or argument: one line, not click's three
+            help_hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"Error: {exc.format_message()}{help_hint}", err=True)
+            ctx.exit(EXIT_USER_ERROR)
+        except OSError as exc:
+            click.echo(f"Error: {describe_os_error(exc, 'a file')}; check the path, its permissions and free "
+                       "space.", err=True)
+            ctx.exit(EXIT_USER_ERROR)
+        except KeyboardInterrupt:
+            click.echo("\nInterrupted.", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,57 +71,51 @@ _data_dir_option = click.option(
 @click.option("--force", is_flag=True, help="Discard earlier results in the folder and recompute everything.")
 @click.option("--skip-missing", is_flag=True,
               help="Leave out datasets whose files are not found (and say so) instead of stopping.")
+@click.option("--recompute-stale", is_flag=True,
+              help="Recompute the tasks whose rows other code computed (a selector or the protocol changed) "
+                   "instead of stopping.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | None, force: bool,
-        skip_missing: bool, quiet: bool) -> None:
+        skip_missing: bool, recompute_stale: bool, quiet: bool) -> None:
     """Run the experiment described by the YAML file CONFIG.
 
     Every task (dataset x split x selector) is saved as soon as it finishes, so an interrupted
-    run resumes where it stopped when the same command is run again. Writes runs.csv.gz, the
-    resolved config.yaml, table.md and curves.png/.pdf to the results folder.
+    run (Ctrl-C, SIGTERM, a full disk) resumes where it stopped when the same command is run
+    again. Writes runs.csv.gz, the resolved config.yaml, runlog.jsonl, table.md and
+    curves.png/.pdf to the results folder; only one run at a time may write a folder.
     """
     from fsbench.config import load_experiment
+    from fsbench.console import INTERRUPTED, Progress, sigterm_as_interrupt, stop_workers
     from fsbench.report import format_table, plot_curves
     from fsbench.runner import run_experiment
+    from fsbench.store import atomic_write_text
 
     experiment = load_experiment(config)
-    if n_jobs is not None and n_jobs == 0:
-        raise FsbenchError("--n-jobs must be a positive number of workers or -1 for all cores.")
     out = out or Path("results") / experiment.name
-    bar: dict[str, Any] = {}
-
-    def on_start(n_pending: int, n_total: int) -> None:
-        if not quiet:
-            resumed = n_total - n_pending
-            note = f" ({resumed} already done)" if resumed else ""
-            click.echo(f"{experiment.name}: {n_total} tasks{note} -> {out}", err=True)
-            if n_pending:
-                bar["bar"] = click.progressbar(length=n_pending, label="tasks", file=sys.stderr,
-                                               show_eta=True, show_pos=True)
-                bar["bar"].__enter__()
-
-    def on_task_done(task_id: str) -> None:
-        if "bar" in bar:
-            bar["bar"].update(1)
-
+    progress = Progress(experiment.name, out, quiet=quiet)
     try:
-        result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
-                                skip_missing=skip_missing, on_start=on_start, on_task_done=on_task_done)
+        with sigterm_as_interrupt():
+            result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
+                                    skip_missing=skip_missing, recompute_stale=recompute_stale,
+                                    on_start=progress.start, on_task_done=progress.done, on_note=progress.note)
     except KeyboardInterrupt:
-        click.echo("\nInterrupted: finished tasks are saved; run the same command again to resume.", err=True)
+        progress.close()
+        stop_workers()
+        click.echo(f"\n{INTERRUPTED}", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
-        if "bar" in bar:
-            bar["bar"].__exit__(None, None, None)
+        progress.close()
     if result.skipped:
         click.echo(f"Skipped (files not found): {', '.join(result.skipped)}; "
                    "'fsbench datasets fetch NAME' gets them.", err=True)
     table = format_table(result.runs, None, "markdown")
-    (result.out_dir / "table.md").write_text(table)
-    plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)
+    atomic_write_text(result.out_dir / "table.md", table)
+    figures = plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)
     click.echo(table)
-    click.echo(f"{result.n_tasks} tasks ({result.n_resumed} resumed) in {result.seconds:.1f} s; "
-               f"results in {result.out_dir}/ (runs.csv.gz, table.md, curves.png)")
+    names = ["config.yaml", "runs.csv.gz"] + (["runlog.jsonl"] if result.n_resumed < result.n_tasks else [])
+    written = [result.out_dir / name for name in [*names, "table.md"]] + list(figures)
+    click.echo(f"{result.n_tasks} tasks ({result.n_resumed} resumed) in {result.seconds:.1f} s; wrote "
+               f"{', '.join(str(p) for p in written)} and the task files in {result.out_dir / 'tasks'}/")
 
 
 @main.command()
@@ -171,7 +179,9 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
         parts = [format_paper_table(t, compare_table(t, runs, planned, skipped), fmt) for t in TABLES[paper]]
         text = "\n".join(parts)
     if output:
-        output.write_text(text)
+        from fsbench.store import atomic_write_text
+
+        atomic_write_text(output, text)  # creates a missing folder, as plot -o does
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
@@ -181,14 +191,16 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
 @click.argument("results_dir", type=click.Path(path_type=Path))
 @click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file stem (default: RESULTS_DIR/curves); writes .png and .pdf.")
-def plot(results_dir: Path, out: Path | None) -> None:
-    """Accuracy vs number of selected features: a panel per dataset, a line per selector, ± std bands."""
+@click.option("--no-bands", is_flag=True, help="Draw the mean curves without their ± 1 sd bands.")
+def plot(results_dir: Path, out: Path | None, no_bands: bool) -> None:
+    """Accuracy vs number of selected features: a panel per dataset, a line per selector, light ± 1 sd bands."""
     from fsbench.report import plot_curves
     from fsbench.store import load_runs
 
     runs = load_runs(results_dir)
     stem = out or (results_dir if results_dir.is_dir() else results_dir.parent) / "curves"
-    for path in plot_curves(runs, stem.with_suffix("") if stem.suffix in (".png", ".pdf") else stem):
+    for path in plot_curves(runs, stem.with_suffix("") if stem.suffix in (".png", ".pdf") else stem,
+                            bands=not no_bands):
         click.echo(f"wrote {path}")
 
 
@@ -212,10 +224,12 @@ def _paper_layout(fn: Any) -> Any:
 @click.option("--no-variants", is_flag=True, help="Only the papers' protocols, not the variant configs.")
 @click.option("--collect", is_flag=True,
               help="Run nothing: write runs.csv.gz, tables and figures from the tasks finished so far.")
+@click.option("--recompute-stale", is_flag=True,
+              help="Recompute the tasks whose rows other code computed instead of stopping.")
 @_data_dir_option
 @_paper_layout
 def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, collect: bool,
-              data_dir: Path | None, configs_dir: Path, results_root: Path) -> None:
+              recompute_stale: bool, data_dir: Path | None, configs_dir: Path, results_root: Path) -> None:
     """Run every paper's config (default: all three) on every available dataset; write its tables.
 
     Resumable: run it again after an interruption. Then ``fsbench report`` writes REPORT.md
@@ -236,7 +250,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
                     continue
             else:
                 click.echo(f"{config} -> {out}", err=True)
-                _run_paper_config(config, out, data_dir, n_jobs)
+                _run_paper_config(config, out, data_dir, n_jobs, recompute_stale)
             runs = load_runs(out)
             (out / "table.md").write_text(format_table(runs, None, "markdown"))
             plot_curves(runs, out / "curves", title=out.name)
@@ -250,14 +264,19 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
             click.echo(f"wrote {path}")
 
 
-def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None) -> None:
+def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None,
+                      recompute_stale: bool) -> None:
+    from fsbench.console import INTERRUPTED, sigterm_as_interrupt, stop_workers
     from fsbench.papers.reproduce import run_config
 
     try:
-        run_config(config, out, data_dir=data_dir, n_jobs=n_jobs,
-                   on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True))
+        with sigterm_as_interrupt():
+            run_config(config, out, data_dir=data_dir, n_jobs=n_jobs, recompute_stale=recompute_stale,
+                       on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True),
+                       on_note=lambda text: click.echo(f"  Note: {text}.", err=True))
     except KeyboardInterrupt:
-        click.echo("\nInterrupted: finished tasks are saved; run the same command again to resume.", err=True)
+        stop_workers()
+        click.echo(f"\n{INTERRUPTED}", err=True)
         sys.exit(EXIT_INTERRUPTED)
 
 
@@ -315,13 +334,22 @@ def report(configs_dir: Path, results_root: Path) -> None:
 
 @main.command()
 def selectors() -> None:
-    """List every registered selector with its parameters and a one-line description."""
+    """List every registered selector: a one-line description, then each parameter with its
+    allowed values and default (a config's params and grid are checked against them)."""
+    from fsbench.config import RESERVED_PARAMS
     from fsbench.selectors import registry
+    from fsbench.selectors.base import format_value
 
     for info in registry().values():
-        params = ", ".join(f"{k}={v!r}" for k, v in info.params.items() if k != "n_features_to_select")
         click.echo(f"{info.name:<10} {info.summary}")
-        click.echo(f"{'':<10} parameters: {params or '(none)'}")
+        shown = [k for k in info.params if k != "n_features_to_select"]
+        for k in shown:
+            if k in RESERVED_PARAMS:
+                click.echo(f"{'':<10} {k}: not settable, {RESERVED_PARAMS[k]}")
+            else:
+                click.echo(f"{'':<10} {k}: {info.allowed[k]}, default {format_value(info.params[k])}")
+        if not shown:
+            click.echo(f"{'':<10} (no parameters)")
 
 
 @main.group()
@@ -351,6 +379,7 @@ def datasets_list(data_dir: Path | None) -> None:
 def datasets_info(name: str, data_dir: Path | None) -> None:
     """Everything the registry knows about dataset NAME (aliases accepted)."""
     from fsbench.datasets import data_dirs, locate, resolve
+    from fsbench.datasets.integrity import read_record
 
     spec = resolve(name)
     found = locate(spec.name, data_dir)
@@ -359,14 +388,17 @@ def datasets_info(name: str, data_dir: Path | None) -> None:
     click.echo(f"  shape:    {spec.n_samples} samples x {spec.n_features} features, {spec.n_classes} classes")
     click.echo(f"  papers:   {', '.join(spec.papers) or '-'}")
     click.echo(f"  source:   {spec.source}")
-    for f in spec.files:
-        click.echo(f"  file:     {f.name}  sha256={f.sha256 or 'unknown'}  url={f.url or 'none known'}")
+    for f in spec.files:  # check: sha256=..., git-blob=... or unchecked (shape and classes only)
+        click.echo(f"  file:     {f.name}  {f.check}  url={f.url or 'none known'}")
     if spec.notes:
         click.echo(f"  notes:    {spec.notes}")
     if not spec.files:
         click.echo("  found:    built in (no file needed)")
     elif found:
         click.echo(f"  found:    {', '.join(str(p) for p in found)}")
+        for path in found:
+            if (recorded := read_record(path)) is not None:
+                click.echo(f"  recorded: sha256={recorded} for {path.name} when it was downloaded")
     else:
         click.echo(f"  found:    no (searched {', '.join(str(d) for d in data_dirs(data_dir))}); "
                    f"run 'fsbench datasets fetch {spec.name}'")
@@ -376,16 +408,40 @@ def datasets_info(name: str, data_dir: Path | None) -> None:
 @click.argument("names", nargs=-1)
 @click.option("--all", "fetch_all", is_flag=True, help="Fetch every dataset that has a known source URL.")
 def datasets_fetch(names: tuple[str, ...], fetch_all: bool) -> None:
-    """Download dataset NAMES from their original source into the per-user cache (checksum verified)."""
-    from fsbench.datasets import all_datasets, fetch, resolve
+    """Download dataset NAMES (or --all) from their registered source into the per-user cache.
+
+    Every file is verified before it is kept, then the dataset is read and checked for shape
+    and classes; a download that fails a check is discarded and nothing is kept.
+
+    \b
+      by sha256:       glioma, allaml, prostate-ge, isolet, isolet-subset, semeion,
+                       umist, ar, brain-tumor-2, srbct, mll
+      by git blob id:  lung, cll-sub-111, carcinomas (the ids of a pinned
+                       scikit-feature commit; the sha256 of what arrived is then
+                       recorded beside the file as FILE.sha256 and checked on load)
+      no download:     prostate-ms (get it by hand); digits is built in
+
+    With several names or --all, a dataset that fails does not stop the others: the
+    failures are listed at the end, one line each with the reason, and the exit status is 2.
+    """
+    from fsbench.datasets.fetch import fetch_many
 
     if fetch_all == bool(names):
         raise FsbenchError("Give one or more dataset names or --all (not both); see 'fsbench datasets list'.")
-    specs = [s for s in all_datasets() if s.files and all(f.url for f in s.files)] if fetch_all \
-        else [resolve(n) for n in names]
-    for spec in specs:
-        for path in fetch(spec.name):
-            click.echo(f"{spec.name}: {path}")
+    results = []
+    for result in fetch_many(None if fetch_all else names):
+        results.append(result)
+        if result.ok:
+            for line in result.lines():
+                click.echo(line)
+    failed = [r for r in results if not r.ok]
+    if failed and len(results) == 1:
+        raise FsbenchError(str(failed[0].error))
+    if failed:
+        click.echo(f"Error: {len(failed)} of {len(results)} datasets could not be fetched:", err=True)
+        for r in failed:
+            click.echo(f"  {r.lines()[0]}", err=True)
+        click.get_current_context().exit(EXIT_USER_ERROR)
 
 
 if __name__ == "__main__":  # pragma: no cover

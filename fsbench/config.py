@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import inspect
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -462,7 +462,7 @@ def _parse_selector(r: _Reader, node: Located, path: str) -> SelectorConfig:
         for key, value_node in m["params"].value.items():
             where = _join(_join(path, "params"), key)
             check_key(key, value_node, where)
-            params[key] = _scalar(r, value_node, where)
+            params[key] = _check_value(r, info.cls, key, value_node, where, in_grid=False)
     grid: dict[str, tuple[Any, ...]] = {}
     if "grid" in m:
         if not isinstance(m["grid"].value, dict):
@@ -472,52 +472,60 @@ def _parse_selector(r: _Reader, node: Located, path: str) -> SelectorConfig:
             check_key(key, value_node, where)
             if key in params:
                 r.fail(value_node, where, "is both fixed in 'params' and searched in 'grid'; keep one.")
-            values = tuple(_scalar(r, v, _join(where, i)) for i, v in enumerate(r.sequence(value_node, where)))
+            values = tuple(_check_value(r, info.cls, key, v, _join(where, i), in_grid=True)
+                           for i, v in enumerate(r.sequence(value_node, where)))
             if len(set(map(repr, values))) != len(values):
                 r.fail(value_node, where, "lists a value twice.")
             grid[key] = values
-    # Type-check now, and let the estimator's own parameter constraints (if declared) judge.
-    params = _check_params(r, info.cls, params, m.get("params") or node, _join(path, "params"))
-    for key, values in grid.items():
-        grid[key] = tuple(
-            _check_params(r, info.cls, {**params, key: v}, m["grid"], _join(path, "grid"))[key]
-            for v in values
-        )
+    _check_params(r, info.cls, params, grid, m, node, path)
     return SelectorConfig(name=name, label=label, params=tuple(sorted(params.items())),
                           grid=tuple(sorted(grid.items())))
 
 
-def _scalar(r: _Reader, node: Located, path: str) -> Any:
-    if isinstance(node.value, dict | list):
-        r.fail(node, path, f"expected a single value, got {_describe(node.value)}.")
-    return node.value
+def _check_value(r: _Reader, cls: type, key: str, node: Located, path: str, *, in_grid: bool) -> Any:
+    """One parameter value, judged by the selector's scikit-learn constraints.
+
+    An integral float for an integer parameter becomes an int (YAML reads ``1e3`` as 1000.0);
+    any other value is kept as written. A rejection names the key, the allowed values and the
+    value given.
+    """
+    from fsbench.selectors.base import describe_constraints, invalid_parameter, string_options
+
+    value = node.value
+    if isinstance(value, dict | list):
+        hint = "" if in_grid or not isinstance(value, list) else " (list the values to search under 'grid')"
+        r.fail(node, path, f"must be {describe_constraints(cls._parameter_constraints[key])}, "
+                           f"got {_describe(value)}{hint}.")
+    allowed = invalid_parameter(cls, key, value)
+    if allowed is None:
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() \
+            and invalid_parameter(cls, key, int(value)) is None:
+        return int(value)
+    given = repr(value) if isinstance(value, int | float) and not isinstance(value, bool) else _describe(value)
+    hint = ""
+    if isinstance(value, str):
+        options = string_options(cls._parameter_constraints[key])
+        close = [o for o in options if o.lower() == value.lower()] or difflib.get_close_matches(value, options, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+    r.fail(node, path, f"must be {allowed}, got {given}.{hint}")
 
 
-def _check_params(r: _Reader, cls: type, params: dict[str, Any], node: Located, path: str) -> dict[str, Any]:
-    """Type-check values against the defaults' types (an integral float counts as an int)."""
-    signature = inspect.signature(cls.__init__).parameters
-    out = dict(params)
-    for key, value in params.items():
-        default = signature[key].default
-        expected = type(default) if default is not inspect.Parameter.empty and default is not None else None
-        ok = True
-        if expected is bool:
-            ok = isinstance(value, bool)
-        elif expected is float:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        elif expected is int:
-            if isinstance(value, float) and value.is_integer():
-                out[key] = value = int(value)
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif expected is str:
-            ok = isinstance(value, str)
-        if not ok:
-            r.fail(node, f"{path}.{key}", f"expected {expected.__name__}, got {_describe(value)}.")
-    try:
-        cls(**out).check_params()
-    except (ValueError, TypeError) as exc:
-        r.fail(node, path, str(exc).rstrip("."))
-    return out
+def _check_params(r: _Reader, cls: type, params: dict[str, Any], grid: dict[str, tuple[Any, ...]],
+                  m: dict[str, Located], node: Located, path: str) -> None:
+    """The rules that tie a selector's parameters together (its ``check_params``), for the fixed
+    parameters with every point of the grid."""
+    keys = list(grid)
+    for combo in itertools.product(*grid.values()):
+        point = dict(zip(keys, combo, strict=True))
+        try:
+            cls(**params, **point).check_params()
+        except (ValueError, TypeError) as exc:
+            message = str(exc).rstrip(".")
+            if not point:
+                r.fail(m.get("params") or node, _join(path, "params"), f"{message}.")
+            shown = ", ".join(f"{k}: {v}" for k, v in point.items())
+            r.fail(m["grid"], _join(path, "grid"), f"at the grid point {{{shown}}}: {message}.")
 
 
 def load_experiment(path: str | Path, **kwargs: Any) -> Experiment:

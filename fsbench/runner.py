@@ -3,10 +3,20 @@
 A task is one (dataset, repeat, fold, selector). Its seed derives from the config seed and
 its identity only, so the rows do not depend on n_jobs or on the order tasks finish in; a
 killed run loses only the tasks in flight, and running it again resumes.
+
+Resuming never trusts a row it did not check: every row found in the folder (a task file, or
+runs.csv.gz from which task files are restored) must carry this configuration's fingerprint,
+the seeds this configuration gives its task, and every k; a row of another configuration
+stops the run (nothing is changed). Every row records the code that computed it
+(:func:`fsbench.selectors.code_digest`: the selector's code and the evaluation protocol's).
+Rows of other code stop the run, naming the selectors, unless ``recompute_stale`` is given,
+which recomputes them; rows written before fsbench recorded code are kept, with a note. A
+damaged task file is recomputed, with a note.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -36,26 +46,36 @@ from fsbench.protocol import (
     standardize,
     tune_selector,
 )
-from fsbench.selectors import get_selector, source_digest
+from fsbench.selectors import code_digest, get_selector, selector_code
 from fsbench.store import (
     CONFIG_FILE,
     RANKINGS_DIR,
     RUNS_FILE,
     TASKS_DIR,
+    DamagedTaskFile,
+    check_writable_folder,
+    describe_os_error,
     finished_tasks,
     load_ranking,
     load_runs,
+    locked,
     log_run,
     planned_datasets,
     planned_selectors,
     read_fingerprint,
+    read_task,
     read_tasks,
+    remove_temporary_files,
     save_ranking,
     task_path,
     write_config,
     write_runs,
     write_task,
 )
+
+#: the most outer splits a dataset may have (protocol.n_trials, n_splits x n_repeats): a plan is
+#: materialized before anything runs, so an absurd count must fail at once rather than hang
+MAX_SPLITS = 10_000
 
 
 @dataclass(frozen=True)
@@ -66,8 +86,28 @@ class Task:
 
     @property
     def id(self) -> str:
-        label = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.selector.label)
-        return f"{self.dataset}__r{self.split.repeat:03d}f{self.split.fold:02d}__{label}"
+        """The task's file name: readable, and distinct for distinct tasks.
+
+        Dataset and label are shortened to safe characters for reading; the hash of the exact
+        (dataset, repeat, fold, label) keeps ids of labels like ``x/y`` and ``x_y`` (or ``A`` and
+        ``a`` on a case-insensitive file system) apart.
+        """
+        exact = json.dumps([self.dataset, self.split.repeat, self.split.fold, self.selector.label])
+        digest = hashlib.sha256(exact.encode()).hexdigest()[:12]
+        return (f"{_readable(self.dataset)}__r{self.split.repeat:03d}f{self.split.fold:02d}__"
+                f"{_readable(self.selector.label)}__{digest}")
+
+
+def _readable(text: str) -> str:
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-.") else "_" for ch in text)[:48]
+
+
+def selection_seed(experiment: Experiment, task: Task) -> int:
+    """The seed of a task's selector fit (recorded as the row's ``seed``)."""
+    if experiment.protocol.select_on == "all":
+        return derive_seed(experiment.seed, "task", task.dataset, "all", task.selector.label)
+    return derive_seed(experiment.seed, "task", task.dataset, task.split.repeat, task.split.fold,
+                       task.selector.label)
 
 
 @dataclass(frozen=True)
@@ -78,6 +118,7 @@ class RunResult:
     n_resumed: int
     seconds: float
     skipped: tuple[str, ...] = ()  # datasets without files, left out under skip_missing
+    notes: tuple[str, ...] = ()  # what the run noticed and did (damaged task files recomputed, ...)
 
 
 def plan(experiment: Experiment, data: dict[str, Any]) -> list[Task]:
@@ -88,6 +129,9 @@ def plan(experiment: Experiment, data: dict[str, Any]) -> list[Task]:
     """
     tasks = []
     needs_inner = experiment.classifier.tuned or any(s.grid for s in experiment.selectors)
+    if experiment.protocol.n_outer > MAX_SPLITS:
+        raise FsbenchError(f"The protocol asks for {experiment.protocol.n_outer} outer splits per dataset; "
+                           f"fsbench plans at most {MAX_SPLITS}: lower protocol.n_trials or n_repeats.")
     for name in (n for n in experiment.datasets if n in data):
         X, y = data[name].X, data[name].y
         if max(experiment.n_features) > X.shape[1]:
@@ -112,19 +156,26 @@ def run_experiment(
     n_jobs: int | None = None,
     force: bool = False,
     skip_missing: bool = False,
+    recompute_stale: bool = False,
     on_start: Callable[[int, int], None] | None = None,
     on_task_done: Callable[[str], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run (or resume) an experiment and write its results to ``out_dir``.
 
     ``data`` may hold already loaded datasets; missing ones are loaded with
     :func:`fsbench.datasets.load`. With ``skip_missing``, datasets whose files are not found
     are left out (and listed in the result and in config.yaml) instead of stopping the run.
-    ``on_start(n_pending, n_total)`` and ``on_task_done(task_id)`` report progress.
-    Everything is validated before the first file is written.
+    ``on_start(n_pending, n_total)`` and ``on_task_done(task_id)`` report progress, ``on_note``
+    what the run noticed (also in the result's ``notes``). Everything is validated before the
+    first file is written; the folder is locked while the run writes it.
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
+    n_jobs = experiment.n_jobs if n_jobs is None else n_jobs
+    if n_jobs == 0 or n_jobs < -1:
+        raise FsbenchError(f"n_jobs = {n_jobs}: give a positive number of workers or -1 for all cores.")
+    check_writable_folder(out_dir)
     data = dict(data or {})
     skipped = []
     for name in experiment.datasets:
@@ -138,32 +189,67 @@ def run_experiment(
     if len(skipped) == len(experiment.datasets):
         raise FsbenchError(f"None of the datasets {', '.join(skipped)} was found; fetch them with "
                            "'fsbench datasets fetch NAME' or set FSBENCH_DATA.")
+    notes: list[str] = []
+
+    def note(text: str) -> None:
+        notes.append(text)
+        if on_note:
+            on_note(text)
+
+    for name in experiment.datasets:
+        if name in data:
+            _refuse_constant_data(name, data[name].X)
     tasks = plan(experiment, data)
     fingerprint = experiment.fingerprint()
 
-    previous = read_fingerprint(out_dir)
-    if force:
-        for sub in (TASKS_DIR, "cache"):
-            shutil.rmtree(out_dir / sub, ignore_errors=True)
-        for name in (RUNS_FILE, CONFIG_FILE):
-            (out_dir / name).unlink(missing_ok=True)
-    elif previous is not None and previous != fingerprint:
-        raise FsbenchError(
-            f"{str(out_dir)!r} holds results of a different configuration; pass --force to replace "
-            "them or --out to write elsewhere."
-        )
-    elif previous is None and (out_dir / TASKS_DIR).is_dir():
-        raise FsbenchError(f"{str(out_dir)!r} holds task files without a config.yaml; pass --force to replace them.")
-    write_config(out_dir, {**experiment.to_dict(), "skipped_datasets": skipped}, fingerprint)
+    with locked(out_dir):
+        try:
+            removed = remove_temporary_files(out_dir)
+            if removed:
+                note(f"removed {removed} temporary files a killed run left in {out_dir}")
+            if force:
+                for sub in (TASKS_DIR, "cache"):
+                    shutil.rmtree(out_dir / sub, ignore_errors=True)
+                for name in (RUNS_FILE, CONFIG_FILE):
+                    (out_dir / name).unlink(missing_ok=True)
+            _check_folder_configuration(out_dir, fingerprint)
+            found = _existing_rows(out_dir, tasks, fingerprint)
+            audit = _audit(experiment, tasks, found, out_dir)
+            if audit.stale and not recompute_stale:
+                raise FsbenchError(_stale_message(out_dir, audit.stale))
+            # every check passed: from here on the folder is changed
+            write_config(out_dir, {**experiment.to_dict(), "skipped_datasets": skipped}, fingerprint)
+            for task_id in audit.damaged:
+                task_path(out_dir, task_id).unlink(missing_ok=True)
+            if audit.damaged:
+                note(f"{len(audit.damaged)} damaged task files (cut short or emptied) are recomputed")
+            for task_id in audit.stale_ids:
+                task_path(out_dir, task_id).unlink(missing_ok=True)
+            if audit.stale_ids:
+                note(f"{len(audit.stale_ids)} tasks computed by other code are recomputed "
+                     f"({_per_selector(audit.stale)})")
+            if audit.legacy:
+                note(f"{sum(audit.legacy.values())} tasks hold rows written before fsbench recorded the code "
+                     f"that computed them ({_per_selector(audit.legacy)}); they are kept: 'fsbench discard' "
+                     "recomputes them")
+            for task_id in audit.to_restore:
+                write_task(out_dir, task_id, found.rows[task_id])
+            return _run_pending(experiment, tasks, audit.kept, data, out_dir, n_jobs, started, skipped,
+                                notes, on_start, on_task_done)
+        except OSError as exc:
+            raise FsbenchError(f"{describe_os_error(exc, 'the results')}; every finished task is kept: free "
+                               "space (or fix the folder) and run the same command again to resume.") from None
 
-    restore_tasks(out_dir, tasks)
-    done = finished_tasks(out_dir)
+
+def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data: dict[str, Any], out_dir: Path,
+                 n_jobs: int, started: float, skipped: list[str], notes: list[str],
+                 on_start: Callable[[int, int], None] | None,
+                 on_task_done: Callable[[str], None] | None) -> RunResult:
     # Repetition-major: the first repetitions of every dataset finish before later ones start,
     # so an interrupted long run already covers every dataset (results do not depend on order).
     pending = sorted((t for t in tasks if t.id not in done), key=lambda t: (t.split.repeat, t.split.fold))
     if on_start:
         on_start(len(pending), len(tasks))
-    n_jobs = n_jobs or experiment.n_jobs
     if n_jobs < 0:
         n_jobs = os.cpu_count() or 1
     workers = min(n_jobs, max(1, len(pending)))
@@ -186,12 +272,147 @@ def run_experiment(
     finally:
         # wall time of this invocation (an interrupted one too), for runs that span sessions
         if n_run:
-            log_run(out_dir, time.perf_counter() - started, len(tasks), n_run, workers, interrupted=not finished)
+            with contextlib.suppress(OSError):  # a full disk must not hide why the run stopped
+                log_run(out_dir, time.perf_counter() - started, len(tasks), n_run, workers,
+                        interrupted=not finished)
 
-    rows = read_tasks(out_dir, [t.id for t in tasks])
+    rows = read_tasks(out_dir, [t.id for t in tasks]) + _unplanned_rows(out_dir, tasks, experiment.fingerprint())
     runs = write_runs(out_dir, rows)
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
-                     tuple(skipped))
+                     tuple(skipped), tuple(notes))
+
+
+def _refuse_constant_data(name: str, X: np.ndarray) -> None:
+    """A FsbenchError when every feature is constant (some constant features are common and fine)."""
+    X = np.asarray(X)
+    if X.size and np.all(X == X[0]):
+        raise FsbenchError(f"Every feature of dataset {name!r} is constant, so no selector or classifier can "
+                           "beat the majority class; check the data file.")
+
+
+def _check_folder_configuration(out_dir: Path, fingerprint: str) -> None:
+    """Refuse a folder that holds results of another configuration (nothing is changed)."""
+    previous = read_fingerprint(out_dir)
+    has_results = bool(finished_tasks(out_dir)) or (out_dir / RUNS_FILE).is_file()
+    if previous is not None and previous != fingerprint and has_results:
+        raise FsbenchError(
+            f"{str(out_dir)!r} holds results of a different configuration; pass --force to replace "
+            "them or --out to write elsewhere."
+        )
+    if previous is None and finished_tasks(out_dir):
+        raise FsbenchError(f"{str(out_dir)!r} holds task files without a config.yaml; pass --force to replace them.")
+
+
+@dataclass
+class _Found:
+    rows: dict[str, list[dict[str, Any]]]  # planned task id -> its rows (from its file or runs.csv.gz)
+    from_runs: set[str]  # ids whose rows come from runs.csv.gz (no task file yet)
+    damaged: list[str]  # planned ids whose task file is damaged
+
+
+def _existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
+    """Every row the folder holds, read but not yet trusted: the planned tasks' files, and the rows
+    of runs.csv.gz whose tasks have no file (all of which must carry this configuration's
+    fingerprint: the folder's config.yaml may be missing or describe another run)."""
+    planned = {t.id for t in tasks}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    damaged = []
+    files = finished_tasks(out_dir)
+    for task_id in sorted(files & planned):
+        try:
+            rows[task_id] = read_task(out_dir, task_id)
+        except DamagedTaskFile:
+            damaged.append(task_id)
+    from_runs: set[str] = set()
+    if (out_dir / RUNS_FILE).is_file():
+        runs = load_runs(out_dir)
+        recorded = set(runs["fingerprint"].astype(str)) if "fingerprint" in runs else {"none"}
+        if recorded - {fingerprint}:
+            raise FsbenchError(
+                f"{str(out_dir)!r} holds results of a different configuration (runs.csv.gz rows with "
+                f"fingerprint {', '.join(sorted(recorded - {fingerprint}))}, this config's is {fingerprint}); "
+                "pass --force to replace them or --out to write elsewhere.")
+        for task_id, records in _rows_by_task(runs).items():
+            if task_id not in files:
+                rows[task_id] = records
+                from_runs.add(task_id)
+    return _Found(rows, from_runs, damaged)
+
+
+@dataclass
+class _Audit:
+    kept: set[str]  # planned ids with trusted rows (files, or rows to restore)
+    to_restore: list[str]  # ids whose rows come from runs.csv.gz and are trusted
+    damaged: list[str]
+    stale: dict[str, int]  # selector label -> tasks computed by other code
+    stale_ids: list[str]
+    legacy: dict[str, int]  # selector label -> tasks whose rows record no code
+
+
+def _audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Path) -> _Audit:
+    """Check every found row against what this configuration and code would write."""
+    fingerprint = experiment.fingerprint()
+    ks = sorted(experiment.n_features)
+    codes = {sel.name: code_digest(sel.name) for sel in experiment.selectors}
+    audit = _Audit(set(), [], list(found.damaged), {}, [], {})
+    for task in tasks:
+        rows = found.rows.get(task.id)
+        if rows is None:
+            continue
+        expected = {"dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
+                    "selector": task.selector.label, "method": task.selector.name, "fingerprint": fingerprint,
+                    "seed": selection_seed(experiment, task), "split_seed": task.split.seed}
+        where = "runs.csv.gz" if task.id in found.from_runs else f"the task file {task.id}.json"
+        for row in rows:
+            for key, value in expected.items():
+                if str(row.get(key)) != str(value):
+                    raise FsbenchError(
+                        f"{str(out_dir)!r} holds rows of another configuration ({where}: {key} = "
+                        f"{row.get(key)!r} where this config gives {value!r}); pass --force to replace them "
+                        "or --out to write elsewhere.")
+        if sorted(int(r.get("k", -1)) for r in rows) != ks:
+            raise FsbenchError(f"{str(out_dir)!r} holds rows of another configuration ({where}: k = "
+                               f"{sorted(r.get('k') for r in rows)} where this config gives {ks}); pass --force "
+                               "to replace them or --out to write elsewhere.")
+        recorded = {r.get("code") for r in rows}
+        label = task.selector.label
+        if recorded <= {None} or all(isinstance(c, float) and np.isnan(c) for c in recorded):
+            audit.legacy[label] = audit.legacy.get(label, 0) + 1
+        elif recorded != {codes[task.selector.name]}:
+            audit.stale[label] = audit.stale.get(label, 0) + 1
+            audit.stale_ids.append(task.id)
+            continue
+        audit.kept.add(task.id)
+        if task.id in found.from_runs:
+            audit.to_restore.append(task.id)
+    # rows of tasks not planned now (a dataset skipped this time) are kept as they are
+    planned = {t.id for t in tasks}
+    audit.to_restore += sorted(found.from_runs - planned)
+    return audit
+
+
+def _per_selector(counts: dict[str, int]) -> str:
+    return ", ".join(f"{label}: {n}" for label, n in sorted(counts.items()))
+
+
+def _stale_message(out_dir: Path, stale: dict[str, int]) -> str:
+    return (f"{str(out_dir)!r} holds rows computed by other code of fsbench ({_per_selector(stale)} tasks; the "
+            "selector or the evaluation protocol changed since); rerun with --recompute-stale to recompute "
+            "them, or 'fsbench discard' them.")
+
+
+def _unplanned_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> list[dict[str, Any]]:
+    """Rows of finished tasks of this configuration that this invocation did not plan (datasets left
+    out by --skip-missing this time): kept in runs.csv.gz, never dropped."""
+    rows: list[dict[str, Any]] = []
+    for task_id in sorted(finished_tasks(out_dir) - {t.id for t in tasks}):
+        try:
+            records = read_task(out_dir, task_id)
+        except DamagedTaskFile:
+            continue
+        if all(str(r.get("fingerprint")) == fingerprint for r in records):
+            rows += records
+    return rows
 
 
 def _task_ids(runs: pd.DataFrame) -> list[str]:
@@ -201,33 +422,27 @@ def _task_ids(runs: pd.DataFrame) -> list[str]:
                                        runs["selector"], strict=True)]
 
 
+def _rows_by_task(runs: pd.DataFrame, task_ids: set[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The rows of a runs table as task files hold them, by task id (all tasks, or ``task_ids``)."""
+    runs = runs.assign(_task=_task_ids(runs))
+    if task_ids is not None:
+        runs = runs[runs["_task"].isin(task_ids)]
+    out = {}
+    for task_id, rows in runs.groupby("_task", sort=False):
+        # a column another selector's rows filled (diagnostics) or that older rows lack (code) is
+        # absent, not NaN, in this task's rows
+        out[task_id] = [{k: v for k, v in row.items()
+                         if not ((k.startswith("diag_") or k == "code") and isinstance(v, float) and np.isnan(v))}
+                        for row in rows.drop(columns="_task").to_dict("records")]
+    return out
+
+
 def _write_tasks_from_rows(out_dir: Path, runs: pd.DataFrame, task_ids: set[str]) -> int:
     """Task files recreated from the rows of ``runs`` for the given task ids; returns how many."""
-    runs = runs.assign(_task=_task_ids(runs))
-    written = 0
-    for task_id, rows in runs[runs["_task"].isin(task_ids)].groupby("_task", sort=False):
-        # a diagnostic column another selector reported is absent, not NaN, in this task's rows
-        records = [{k: v for k, v in row.items()
-                    if not (k.startswith("diag_") and isinstance(v, float) and np.isnan(v))}
-                   for row in rows.drop(columns="_task").to_dict("records")]
+    by_task = _rows_by_task(runs, task_ids)
+    for task_id, records in by_task.items():
         write_task(out_dir, task_id, records)
-        written += 1
-    return written
-
-
-def restore_tasks(out_dir: Path, tasks: list[Task]) -> int:
-    """Task files recreated from runs.csv.gz for tasks it holds and tasks/ lacks; returns how many.
-
-    A results folder can then be kept (committed, copied) as runs.csv.gz alone and still resume:
-    the per-task files are a cache of its rows. Only called once the folder's config.yaml is
-    known to match the experiment, so the rows belong to these tasks.
-    """
-    if not (out_dir / RUNS_FILE).is_file():
-        return 0
-    missing = {t.id for t in tasks} - finished_tasks(out_dir)
-    if not missing:
-        return 0
-    return _write_tasks_from_rows(out_dir, load_runs(out_dir), missing)
+    return len(by_task)
 
 
 def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | None = None
@@ -295,7 +510,6 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
     split, sel = task.split, task.selector
     X_train, X_test = standardize(X, split.train, split.test, experiment.standardize)
     y_train, y_test = y[split.train], y[split.test]
-    task_seed = derive_seed(experiment.seed, "task", task.dataset, split.repeat, split.fold, sel.label)
     # Inner folds and classifier seeds depend on the split only: every selector of a split is
     # evaluated on the same inner folds, so two selectors with one ranking get identical rows.
     eval_seed = derive_seed(experiment.seed, "evaluate", task.dataset, split.repeat, split.fold)
@@ -307,9 +521,9 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
         everything = np.arange(y.size)
         X_sel, _ = standardize(X, everything, everything[:0], experiment.standardize)
         y_sel = y
-        sel_seed = derive_seed(experiment.seed, "task", task.dataset, "all", sel.label)
     else:
-        X_sel, y_sel, sel_seed = X_train, y_train, task_seed
+        X_sel, y_sel = X_train, y_train
+    sel_seed = selection_seed(experiment, task)
 
     chosen: dict[str, Any] = {}
     if sel.grid:
@@ -331,7 +545,7 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
         "fit_seconds": fitted["fit_seconds"], "n_iter": fitted["n_iter"],
         "standardize": experiment.standardize, "select_on": experiment.protocol.select_on,
         "seed": sel_seed, "split_seed": split.seed,
-        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__,
+        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__, "code": code_digest(sel.name),
         "selector_warnings": " | ".join(fitted["warnings"]),
         **{f"diag_{k}": v for k, v in fitted["diagnostics"].items()},
     }
@@ -339,9 +553,9 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
 
 
 def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int | None) -> str:
-    """Cache key of a ranking: a hash of everything it depends on, the selectors' code included."""
+    """Cache key of a ranking: a hash of everything it depends on, the selector's code included."""
     h = hashlib.sha256()
-    h.update(json.dumps([__version__, source_digest(), name, params, seed, X.shape], sort_keys=True,
+    h.update(json.dumps([selector_code(name), name, params, seed, X.shape], sort_keys=True,
                         default=repr).encode())
     h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
     h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())

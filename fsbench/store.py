@@ -8,18 +8,24 @@ A results directory holds::
     runs.csv.gz        one row per (dataset, repeat, fold, selector, k), built from tasks/
 
 Every file is written to a temporary name and renamed into place, so a killed run leaves
-only whole files behind.
+only whole files behind (and temporary ones, which the next writer of the folder removes). A
+process writing a results folder holds its lock (:func:`locked`), released when it exits or dies.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import gzip
 import io
 import json
 import os
 import platform
+import re
 import tempfile
 import time
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +43,10 @@ TASKS_DIR = "tasks"
 RUNLOG = "runlog.jsonl"
 TRACES_FILE = "objective.csv"  # objective per iteration of the iterative selectors (fsbench.traces)
 RANKINGS_DIR = Path("cache") / "rankings"
+LOCK_FILE = ".fsbench.lock"
+#: a task file's name: readable prefix, then a hash of the task's exact identity (see runner.Task.id)
+TASK_ID = re.compile(r".+__[0-9a-f]{12}")
+_TEMPORARY = ".*.tmp"
 
 #: what identifies a task (one selector fitted on one split) and a row of runs.csv.gz (one k of it)
 TASK_KEY = ["dataset", "repeat", "fold", "selector"]
@@ -46,14 +56,24 @@ ROW_KEY = [*TASK_KEY, "k"]
 COLUMNS = [
     "experiment", "dataset", "repeat", "fold", "selector", "method", "k", "accuracy",
     "n_correct", "n_test", "n_train", "C", "inner_accuracy", "params", "fit_seconds", "task_seconds",
-    "n_iter", "standardize", "select_on", "seed", "split_seed", "fingerprint", "fsbench_version",
+    "n_iter", "standardize", "select_on", "seed", "split_seed", "fingerprint", "fsbench_version", "code",
 ]
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()  # what open() would give: mkstemp's 0600 is for secrets, not results
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -68,6 +88,65 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+# ----------------------------------------------------------------------------- the folder
+@contextlib.contextmanager
+def locked(out_dir: Path) -> Iterator[None]:
+    """Hold ``out_dir``'s exclusive lock (creating the folder); another holder makes it fail at once.
+
+    The lock is an OS file lock (filelock: fcntl on POSIX), released when the process exits or
+    is killed, so a crashed run never leaves the folder locked.
+    """
+    from filelock import FileLock, Timeout
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(out_dir / LOCK_FILE, timeout=0, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise FsbenchError(f"Another fsbench process is writing to {str(out_dir)!r}; wait for it to finish "
+                           "or write elsewhere with --out.") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def remove_temporary_files(out_dir: Path) -> int:
+    """Delete the temporary files a killed writer left in a results folder; returns how many.
+
+    Call only while holding the folder's lock: then no live writer owns one.
+    """
+    removed = 0
+    for folder in (out_dir, out_dir / TASKS_DIR, out_dir / RANKINGS_DIR):
+        if folder.is_dir():
+            for path in folder.glob(_TEMPORARY):
+                path.unlink(missing_ok=True)
+                removed += 1
+    return removed
+
+
+def check_writable_folder(out_dir: Path) -> None:
+    """Raise a FsbenchError when ``out_dir`` cannot be a results folder (before anything is written)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FsbenchError(f"{str(out_dir)!r} is a file, not a folder; choose another --out.")
+    existing = out_dir
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise FsbenchError(f"Cannot create {str(out_dir)!r}: {str(existing)!r} is a file; choose another --out.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise FsbenchError(f"Cannot write to {str(existing)!r} (permission denied); choose another --out.")
+
+
+def describe_os_error(exc: OSError, what: str) -> str:
+    """One sentence for an OSError met while writing results (a full disk, a read-only folder)."""
+    reason = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+              errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+              errno.EPERM: "permission denied"}.get(exc.errno or 0, exc.strerror or str(exc))
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"Cannot write {what}: {reason}{where}"
+
+
 # ----------------------------------------------------------------------------- tasks
 def task_path(out_dir: Path, task_id: str) -> Path:
     return out_dir / TASKS_DIR / f"{task_id}.json"
@@ -78,16 +157,36 @@ def write_task(out_dir: Path, task_id: str, rows: list[dict[str, Any]]) -> None:
 
 
 def finished_tasks(out_dir: Path) -> set[str]:
+    """The ids of the task files in a results folder (files of other names are not tasks)."""
     folder = out_dir / TASKS_DIR
     if not folder.is_dir():
         return set()
-    return {p.stem for p in folder.glob("*.json")}
+    return {p.stem for p in folder.glob("*.json") if TASK_ID.fullmatch(p.stem)}
+
+
+class DamagedTaskFile(Exception):
+    """A task file that is not a non-empty list of rows (cut short, emptied, overwritten)."""
+
+
+def read_task(out_dir: Path, task_id: str) -> list[dict[str, Any]]:
+    """The rows of one task file; raises DamagedTaskFile when it is not a non-empty list of rows."""
+    try:
+        rows = json.loads(task_path(out_dir, task_id).read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DamagedTaskFile(f"not JSON ({exc})") from None
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise DamagedTaskFile("not a non-empty list of rows")
+    return rows
 
 
 def read_tasks(out_dir: Path, task_ids: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for task_id in task_ids:
-        rows.extend(json.loads(task_path(out_dir, task_id).read_text()))
+        try:
+            rows.extend(read_task(out_dir, task_id))
+        except DamagedTaskFile as exc:
+            raise FsbenchError(f"The task file {str(task_path(out_dir, task_id))!r} is damaged ({exc}); run the "
+                               "experiment again: it recomputes that task.") from None
     return rows
 
 
@@ -121,6 +220,13 @@ def collect_runs(out_dir: Path) -> pd.DataFrame | None:
     A runs.csv.gz that already holds exactly these rows (a finished run) is left as it is, in the
     order the run wrote it, so collecting never touches committed complete results.
     """
+    if not out_dir.is_dir():
+        return None
+    with locked(out_dir):
+        return _collect_runs(out_dir)
+
+
+def _collect_runs(out_dir: Path) -> pd.DataFrame | None:
     ids = sorted(finished_tasks(out_dir))
     if not ids:
         return None
@@ -148,13 +254,18 @@ def load_runs(results_dir: str | Path) -> pd.DataFrame:
     if path.is_dir():
         path = path / RUNS_FILE
     if not path.is_file():
+        folder = Path(results_dir) if path.name == RUNS_FILE else path
         raise FsbenchError(
-            f"No results at {str(path)!r}; run 'fsbench run CONFIG --out {path.parent}' first or check the path."
+            f"No results at {str(path)!r}; run 'fsbench run CONFIG --out {folder}' first or check the path."
         )
     try:
-        df = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise FsbenchError(f"{str(path)!r} is not a readable runs.csv.gz ({exc}); rerun the experiment.") from None
+        # text columns that could look like numbers ("1e10..." as a hex digest) stay text
+        df = pd.read_csv(path, dtype={"fingerprint": str, "code": str, "params": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError,
+            zlib.error) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise FsbenchError(f"{str(path)!r} is damaged ({reason}); restore it (for example from version control) "
+                           "or move it away and run the experiment again.") from None
     missing = {"dataset", "selector", "k", "accuracy", "repeat", "n_correct", "n_test"} - set(df.columns)
     if missing:
         raise FsbenchError(f"{str(path)!r} lacks the columns {sorted(missing)}; it is not an fsbench runs table.")
@@ -208,8 +319,6 @@ def load_ranking(cache_dir: Path, key: str) -> dict[str, Any] | None:
 
 
 def save_ranking(cache_dir: Path, key: str, ranking: np.ndarray, scores: np.ndarray, meta: dict[str, Any]) -> None:
-    import io
-
     buffer = io.BytesIO()
     np.savez(buffer, ranking=ranking, scores=scores, meta=np.array(json.dumps(meta, default=_json_default)))
     atomic_write_bytes(cache_dir / f"{key}.npz", buffer.getvalue())
@@ -221,18 +330,45 @@ def machine() -> str:
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def library_versions() -> dict[str, str]:
+    """The versions of the libraries that compute the rows (recorded with every invocation)."""
+    import numpy
+    import scipy
+    import sklearn
+
+    from fsbench import __version__
+
+    return {"fsbench": __version__, "numpy": numpy.__version__, "scipy": scipy.__version__,
+            "scikit-learn": sklearn.__version__}
+
+
 def log_run(results_dir: Path, seconds: float, n_tasks: int, n_run: int, n_jobs: int,
             interrupted: bool = False) -> None:
-    """Append one invocation's wall time and the tasks it finished to results_dir/runlog.jsonl."""
+    """Append one invocation's wall time, the tasks it finished and the library versions to
+    results_dir/runlog.jsonl, as one write of one line (a full disk leaves no partial line)."""
     entry = {"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
              "n_tasks": n_tasks, "n_run": n_run, "n_jobs": n_jobs, "machine": machine(),
-             **({"interrupted": True} if interrupted else {})}
-    with open(results_dir / RUNLOG, "a") as fh:
-        fh.write(json.dumps(entry) + "\n")
+             "versions": library_versions(), **({"interrupted": True} if interrupted else {})}
+    line = (json.dumps(entry) + "\n").encode()
+    fd = os.open(results_dir / RUNLOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _FILE_MODE)
+    try:
+        if os.write(fd, line) != len(line):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(results_dir / RUNLOG))
+    finally:
+        os.close(fd)
 
 
 def read_runlog(results_dir: Path) -> list[dict]:
+    """The run log's entries; a line that is not a JSON object (cut short by a crash) is skipped."""
     path = results_dir / RUNLOG
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    entries = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries

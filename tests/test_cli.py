@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -14,9 +15,11 @@ import pandas as pd
 import pytest
 import scipy.io
 from click.testing import CliRunner
+from conftest import papers_data
 
 from fsbench import __version__
 from fsbench.cli import main
+from fsbench.datasets import registry
 from fsbench.store import write_runs
 
 SMALL = """\
@@ -72,7 +75,11 @@ def test_selectors_lists_parameters(runner):
     out = runner.invoke(main, ["selectors"]).output
     for name in ("fisher", "fstat", "random"):
         assert name in out
-    assert "random_state" not in out or "parameters:" in out
+    # every parameter with its allowed values and default; fsbench's own not offered for setting
+    assert "p: float in [0.05, 1], default 1.0" in out
+    assert "solver: 'alternating' | 'joint', default 'alternating'" in out
+    assert "zero_tol: float in (0, 0.001] | null, default null" in out
+    assert "random_state: not settable" in out and "n_features_to_select" not in out
 
 
 def test_run_writes_results_table_and_curves(runner, tmp_path):
@@ -155,6 +162,15 @@ n_features: [5]
 """
 
 
+@pytest.fixture
+def unpinned_lung(monkeypatch):
+    """The lung.mat files below are made up to test content checks, not provenance: drop the git
+    blob id that would otherwise reject them before their content is read."""
+    spec = registry.resolve("lung")
+    files = tuple(dataclasses.replace(f, git_blob=None) for f in spec.files)
+    monkeypatch.setitem(registry._REGISTRY, "lung", dataclasses.replace(spec, files=files))
+
+
 def _write_lung(folder: Path, X: np.ndarray, y: np.ndarray) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     scipy.io.savemat(folder / "lung.mat", {"X": X, "Y": y.reshape(-1, 1)})
@@ -172,13 +188,13 @@ def test_missing_dataset_file_says_how_to_fetch(runner, tmp_path):
                data_dir=tmp_path / "empty")
 
 
-def test_wrong_shape(runner, tmp_path):
+def test_wrong_shape(runner, tmp_path, unpinned_lung):
     X, y = _lung_like()
     folder = _write_lung(tmp_path / "data", X[:, :100], y)
     _run_fails(runner, tmp_path, LUNG, "shape", data_dir=folder)
 
 
-def test_nan_and_inf_values(runner, tmp_path):
+def test_nan_and_inf_values(runner, tmp_path, unpinned_lung):
     for bad in (np.nan, np.inf):
         X, y = _lung_like()
         X[3, 7] = bad
@@ -186,7 +202,7 @@ def test_nan_and_inf_values(runner, tmp_path):
         _run_fails(runner, tmp_path, LUNG, "lung", data_dir=folder)
 
 
-def test_class_too_small_for_the_splits(runner, tmp_path):
+def test_class_too_small_for_the_splits(runner, tmp_path, unpinned_lung):
     X, y = _lung_like()
     y = y.copy()
     y[-6:] = [5, 4, 4, 4, 4, 4]  # class 5 keeps a single sample
@@ -195,11 +211,9 @@ def test_class_too_small_for_the_splits(runner, tmp_path):
 
 
 def test_checksum_mismatch(runner, tmp_path):
-    if not os.environ.get("FSBENCH_DATA"):
-        pytest.skip("FSBENCH_DATA is not set")
     folder = tmp_path / "data"
     folder.mkdir()
-    original = Path(os.environ["FSBENCH_DATA"]) / "GLIOMA.mat"
+    original = papers_data() / "GLIOMA.mat"
     data = scipy.io.loadmat(original)
     data["X"][0, 0] += 1.0  # same shape, one value changed
     scipy.io.savemat(folder / "GLIOMA.mat", {"X": data["X"], "Y": data["Y"]})
@@ -255,7 +269,7 @@ def test_discard_removes_one_selector_and_the_next_run_recomputes_only_it(runner
     # as committed: runs.csv.gz without the task files, plus one task finished after it was
     # written (its file only)
     task_files = sorted((out / "tasks").glob("*.json"))
-    late = next(p for p in task_files if p.name.endswith("__random.json"))
+    late = next(p for p in task_files if p.stem.rsplit("__", 1)[0].endswith("__random"))
     for path in task_files:
         if path != late:
             path.unlink()
@@ -274,8 +288,8 @@ def test_discard_removes_one_selector_and_the_next_run_recomputes_only_it(runner
     assert list(left.selector[-2:]) == ["random", "random"]  # the late task, appended
     pd.testing.assert_frame_equal(left.sort_values(key).reset_index(drop=True),
                                   before[before.selector != "fstat"].sort_values(key).reset_index(drop=True))
-    assert sorted(p.name.split("__")[-1] for p in (out / "tasks").glob("*.json")) == \
-        ["fisher.json"] * 2 + ["random.json"] * 2
+    assert sorted(p.name.split("__")[-2] for p in (out / "tasks").glob("*.json")) == \
+        ["fisher"] * 2 + ["random"] * 2
     assert "nothing discarded" in runner.invoke(main, ["discard", str(out), "-s", "fstat"]).output
 
     again = runner.invoke(main, ["run", config, "--out", str(out), "-q"])
@@ -283,3 +297,29 @@ def test_discard_removes_one_selector_and_the_next_run_recomputes_only_it(runner
     rerun = pd.read_csv(out / "runs.csv.gz").drop(columns=timing)
     pd.testing.assert_frame_equal(rerun.sort_values(key).reset_index(drop=True),
                                   before.sort_values(key).reset_index(drop=True))
+
+
+def test_off_a_terminal_progress_is_counted_lines_and_the_last_line_names_every_file(runner, tmp_path):
+    out = tmp_path / "res"
+    result = runner.invoke(main, ["run", str(_config(tmp_path)), "--out", str(out), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    counts = [line for line in lines if " tasks (" in line and "/" in line.split(" tasks")[0]]
+    n_tasks = len(list((out / "tasks").glob("*.json")))
+    assert counts and counts[-1].startswith(f"clitest: {n_tasks}/{n_tasks} tasks")
+    assert not any(line.strip() == "tasks" for line in lines)
+    last = lines[-1]
+    for name in ("config.yaml", "runs.csv.gz", "runlog.jsonl", "table.md", "curves.png", "curves.pdf", "tasks"):
+        assert str(out / name) in last, (name, last)
+    # every file the last line names exists
+    for path in last.split("wrote ", 1)[1].split(" and ")[0].split(", "):
+        assert Path(path).is_file(), path
+
+
+def test_table_output_into_a_missing_folder_creates_it(runner, tmp_path):
+    out = tmp_path / "res"
+    assert runner.invoke(main, ["run", str(_config(tmp_path)), "--out", str(out), "-q"]).exit_code == 0
+    target = tmp_path / "new" / "deeper" / "table.csv"
+    result = runner.invoke(main, ["table", str(out), "--format", "csv", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.read_text().splitlines()[0].startswith("dataset")

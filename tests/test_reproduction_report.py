@@ -87,7 +87,7 @@ def layout(tmp_path):
     (variant / "tasks").mkdir(parents=True)
     rows = pd.DataFrame(_rows("rfs-select-all", {"allaml": [0, 1, 2], "glioma": [0, 1]}, shift=1))
     for i, (_, task) in enumerate(rows.groupby(["dataset", "repeat", "fold", "selector"])):
-        (variant / "tasks" / f"t{i:03d}.json").write_text(json.dumps(task.to_dict("records")))
+        (variant / "tasks" / f"t{i:03d}__{i:012x}.json").write_text(json.dumps(task.to_dict("records")))
     (variant / "config.yaml").write_text(yaml.safe_dump(_results_config("rfs-select-all", ["allaml", "glioma"])))
     return Layout(configs=configs, results=results)
 

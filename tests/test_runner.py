@@ -78,8 +78,8 @@ def test_tasks_run_repetition_by_repetition_across_datasets(tmp_path, digits):
     done = []
     result = run_experiment(exp, tmp_path, data={**digits, "digits2": digits["digits"]}, n_jobs=1,
                             on_task_done=done.append)
-    assert done == [f"{d}__r{r:03d}f00__{s}" for r in range(3) for d in ("digits", "digits2")
-                    for s in ("fstat", "fisher")]
+    assert [t.rsplit("__", 1)[0] for t in done] == [f"{d}__r{r:03d}f00__{s}" for r in range(3)
+                                                    for d in ("digits", "digits2") for s in ("fstat", "fisher")]
     # runs.csv keeps the config's order: dataset, then repetition
     assert list(dict.fromkeys(zip(result.runs["dataset"], result.runs["repeat"], strict=True))) == [
         (d, r) for d in ("digits", "digits2") for r in range(3)]
@@ -129,7 +129,7 @@ def test_ranking_cache_is_keyed_by_inputs(tmp_path, digits, monkeypatch):
         fit_selector("fisher", {}, X[:-1], y[:-1], 0, 10, tmp_path)  # other inputs: a new key
     import fsbench.runner as runner_module
 
-    monkeypatch.setattr(runner_module, "source_digest", lambda: "changed")
+    monkeypatch.setattr(runner_module, "selector_code", lambda name: "changed")
     with pytest.raises(AssertionError, match="refit"):
         fit_selector("fisher", {}, X, y, 0, 10, tmp_path)  # other selector code: a new key
 

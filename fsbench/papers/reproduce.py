@@ -70,15 +70,18 @@ def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
 
 
 def run_config(config: Path, out: Path, *, data_dir: Path | None, n_jobs: int | None,
+               recompute_stale: bool = False,
                on_start: Callable[[int, int], None] | None = None,
-               on_task_done: Callable[[str], None] | None = None) -> Path:
+               on_task_done: Callable[[str], None] | None = None,
+               on_note: Callable[[str], None] | None = None) -> Path:
     """Run (or resume) one configuration with missing datasets skipped; log its wall time."""
     from fsbench.config import load_experiment
     from fsbench.runner import run_experiment
 
     experiment = load_experiment(config)
     run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=True,
-                   on_start=on_start, on_task_done=on_task_done)
+                   recompute_stale=recompute_stale, on_start=on_start, on_task_done=on_task_done,
+                   on_note=on_note)
     return out
 
 

@@ -14,7 +14,6 @@ without ``runs.csv.gz`` (a run still in progress) is read from its per-task file
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -28,6 +27,7 @@ import pandas as pd
 import yaml
 from scipy import stats
 
+from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES, PrintedTable
 from fsbench.papers.reproduce import Layout
 from fsbench.report.figures import per_p_curves
@@ -38,10 +38,12 @@ from fsbench.store import (
     ROW_KEY,
     RUNS_FILE,
     TASK_KEY,
-    TASKS_DIR,
+    DamagedTaskFile,
     atomic_write_text,
+    finished_tasks,
     load_runs,
     read_runlog,
+    read_task,
 )
 
 #: the method each paper proposes (SL2P's paper proposes SL21 and its generalisation SL2P)
@@ -203,13 +205,11 @@ class Results:
 
 def read_task_files(results_dir: Path) -> pd.DataFrame | None:
     """The rows of every finished task file, typed as runs.csv.gz would type them (None if none)."""
-    folder = results_dir / TASKS_DIR
-    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     rows: list[dict[str, Any]] = []
-    for path in files:
+    for task_id in sorted(finished_tasks(results_dir)):
         try:
-            rows.extend(json.loads(path.read_text()))
-        except (OSError, ValueError):
+            rows.extend(read_task(results_dir, task_id))
+        except (OSError, DamagedTaskFile):
             continue  # a task file being replaced right now; the next report picks it up
     if not rows:
         return None
@@ -777,7 +777,16 @@ def build_report(layout: Layout) -> str:
 
 
 def write_report(layout: Layout) -> Path:
-    """Write :func:`build_report` to results/papers/REPORT.md; returns its path."""
+    """Write :func:`build_report` to results/papers/REPORT.md; returns its path.
+
+    Refuses (FsbenchError) where there is nothing to report: no paper config or no paper results.
+    """
+    if not any((layout.configs / f"{paper}.yaml").is_file() for paper in PAPERS):
+        raise FsbenchError(f"No paper configs in {str(layout.configs)!r}: run 'fsbench report' in a checkout of "
+                           "fsbench (or pass --configs and --results).")
+    if not any((layout.results_dir(paper) / RUNS_FILE).is_file() for paper in PAPERS):
+        raise FsbenchError(f"No paper results in {str(layout.results)!r}; run 'fsbench reproduce' first (or pass "
+                           "--results).")
     path = layout.results / REPORT_FILE
     atomic_write_text(path, build_report(layout))
     return path
