@@ -30,7 +30,7 @@ from fsbench.config import ClassifierConfig, Experiment, InnerCVConfig, Protocol
 from fsbench.errors import FsbenchError
 from fsbench.protocol import derive_seed, outer_splits, standardize
 from fsbench.runner import ranking_key
-from fsbench.selectors import get_selector, source_digest
+from fsbench.selectors import get_selector, selector_code
 from fsbench.store import CONFIG_FILE, RANKINGS_DIR, TRACES_FILE, atomic_write_text, load_ranking
 
 #: registered selectors whose ``objective_`` is a trace over iterations (not a single value)
@@ -131,7 +131,7 @@ def objective_traces(
     ``iteration`` from 1, ``rel_increase`` = max(0, J_t - J_{t-1}) / |J_{t-1}|, and per trace
     ``max_rel_increase`` and ``monotone`` (max_rel_increase <= :data:`MONOTONE_RTOL`).
     Traces found in ``reuse`` (an earlier result: same dataset, selector and params, fitted by
-    the same selector code, column ``code`` = :func:`fsbench.selectors.source_digest`) are taken
+    the same selector code, column ``code`` = :func:`fsbench.selectors.selector_code`) are taken
     from it, not refitted: the fits are deterministic, so a growing run fits only what is new.
     A fit the run itself made (a selector without a seed, on the first split's training part)
     is read from the run's ranking cache ``cache`` (:func:`fsbench.runner.fit_selector` keeps
@@ -155,9 +155,11 @@ def objective_traces(
                     done.add(key)
                     jobs.append((name, sel, params, derive_seed(experiment.seed, "trace", name, sel.label)))
     known = {}
-    code = source_digest()
+    codes = {sel.name: selector_code(sel.name) for sel in experiment.selectors if sel.name in ITERATIVE}
     if reuse is not None and "code" in reuse:
-        current = reuse[reuse["code"] == code]  # fitted by other code: stale, refitted
+        # a trace fitted by other code of its selector is stale and refitted; an edit of another
+        # selector's module leaves it valid
+        current = reuse[reuse["code"].astype(str) == reuse["method"].map(codes).astype(str)]
         for key, t in current.groupby(["dataset", "selector", "params"], sort=False):
             known[key] = t.sort_values("iteration")
     fresh = [i for i, (name, sel, params, _) in enumerate(jobs)
@@ -182,7 +184,7 @@ def objective_traces(
             "rel_increase": rise, "max_rel_increase": worst,
             "monotone": worst <= MONOTONE_RTOL, "n_iter": objective.size,
             "n_train": int(parts[name][1].size), "fit_seconds": seconds,
-            "warnings": " | ".join(messages), "code": code,
+            "warnings": " | ".join(messages), "code": codes[sel.name],
         }))
     if not frames:
         return pd.DataFrame(columns=COLUMNS)

@@ -208,10 +208,15 @@ def test_written_traces_are_reused_and_only_new_ones_fitted(tmp_path, toy, monke
     assert {json.loads(p)["gamma"] for p in again.loc[again["method"] == "rfs", "params"]} == {2.0}
     # other selector code: nothing is reused (a changed solver must not keep its old traces)
     fitted.clear()
-    monkeypatch.setattr(traces_module, "source_digest", lambda: "changed")
+    monkeypatch.setattr(traces_module, "selector_code", lambda name: "changed")
     write_traces(_experiment(), toy, runs, tmp_path)
     assert len(fitted) == again.groupby(["selector", "params"]).ngroups
     assert set(pd.read_csv(first)["code"]) == {"changed"}
+    # an edit of one selector's code refits its traces only
+    fitted.clear()
+    monkeypatch.setattr(traces_module, "selector_code", lambda name: "dso edited" if name == "dso" else "changed")
+    write_traces(_experiment(), toy, runs, tmp_path)
+    assert fitted and {method for method, _ in fitted} == {"dso"}
 
 
 def test_traces_cover_the_iterative_selectors_with_the_chosen_params(traces):

@@ -25,25 +25,10 @@ from fsbench.errors import ConfigError
 from fsbench.selectors.base import BaseSelector, describe_constraints, rank_by_scores
 
 __all__ = ["BaseSelector", "SelectorInfo", "code_digest", "get_selector", "make_selector", "module_digest",
-           "rank_by_scores", "register", "registry", "selector_code", "source_digest"]
+           "rank_by_scores", "register", "registry", "selector_code"]
 
 _REGISTRY: dict[str, type[BaseSelector]] = {}
 _loaded = False
-
-
-@functools.cache
-def source_digest() -> str:
-    """A hash of this package's source files: part of every cache key of fitted selectors.
-
-    The fits are deterministic functions of the data, the parameters and this code, so cached
-    rankings and objective traces stay valid exactly as long as the code is unchanged (a
-    version number is not bumped by every change of a solver).
-    """
-    h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def _without_docstrings(tree: ast.Module) -> ast.Module:
