@@ -7,11 +7,15 @@ killed run loses only the tasks in flight, and running it again resumes.
 Resuming never trusts a row it did not check: every row found in the folder (a task file, or
 runs.csv.gz from which task files are restored) must carry this configuration's fingerprint,
 the seeds this configuration gives its task, and every k; a row of another configuration
-stops the run (nothing is changed). Every row records the code that computed it
-(:func:`fsbench.selectors.code_digest`: the selector's code and the evaluation protocol's).
-Rows of other code stop the run, naming the selectors, unless ``recompute_stale`` is given,
-which recomputes them; rows written before fsbench recorded code are kept, with a note. A
-damaged task file is recomputed, with a note.
+stops the run (nothing is changed). Every row records the code that computed it: ``code``, the
+selector's (:func:`fsbench.selectors.selector_code`), and ``protocol_code``, the evaluation
+protocol's. Rows of another selector code stop the run, naming the selectors, unless
+``recompute_stale`` is given, which recomputes them; rows written before fsbench recorded code
+are kept, with a note. Rows evaluated by another version of the protocol are kept with a note
+naming them (``recompute_stale`` recomputes them too): the protocol changes with fsbench
+releases, which are meant to keep every row (``fsbench check`` verifies that on the papers'
+results), while a selector's code is what a researcher edits between two runs. A damaged task
+file is recomputed, with a note.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from fsbench.protocol import (
     standardize,
     tune_selector,
 )
-from fsbench.selectors import code_digest, get_selector, selector_code
+from fsbench.selectors import get_selector, protocol_code, selector_code
 from fsbench.store import (
     CONFIG_FILE,
     RANKINGS_DIR,
@@ -214,7 +218,7 @@ def run_experiment(
                     (out_dir / name).unlink(missing_ok=True)
             _check_folder_configuration(out_dir, fingerprint)
             found = _existing_rows(out_dir, tasks, fingerprint)
-            audit = _audit(experiment, tasks, found, out_dir)
+            audit = _audit(experiment, tasks, found, out_dir, recompute_stale)
             if audit.stale and not recompute_stale:
                 raise FsbenchError(_stale_message(out_dir, audit.stale))
             # every check passed: from here on the folder is changed
@@ -227,7 +231,11 @@ def run_experiment(
                 task_path(out_dir, task_id).unlink(missing_ok=True)
             if audit.stale_ids:
                 note(f"{len(audit.stale_ids)} tasks computed by other code are recomputed "
-                     f"({_per_selector(audit.stale)})")
+                     f"({_per_selector(_add(audit.stale, audit.other_protocol))})")
+            elif audit.other_protocol:
+                note(f"{sum(audit.other_protocol.values())} tasks were evaluated by another version of the "
+                     f"evaluation protocol ({_per_selector(audit.other_protocol)}); they are kept: "
+                     "--recompute-stale recomputes them")
             if audit.legacy:
                 note(f"{sum(audit.legacy.values())} tasks hold rows written before fsbench recorded the code "
                      f"that computed them ({_per_selector(audit.legacy)}); they are kept: 'fsbench discard' "
@@ -345,16 +353,19 @@ class _Audit:
     to_restore: list[str]  # ids whose rows come from runs.csv.gz and are trusted
     damaged: list[str]
     stale: dict[str, int]  # selector label -> tasks computed by other code
-    stale_ids: list[str]
+    stale_ids: list[str]  # to recompute
     legacy: dict[str, int]  # selector label -> tasks whose rows record no code
+    other_protocol: dict[str, int]  # selector label -> tasks evaluated by another protocol version
 
 
-def _audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Path) -> _Audit:
+def _audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Path,
+           recompute_stale: bool = False) -> _Audit:
     """Check every found row against what this configuration and code would write."""
     fingerprint = experiment.fingerprint()
     ks = sorted(experiment.n_features)
-    codes = {sel.name: code_digest(sel.name) for sel in experiment.selectors}
-    audit = _Audit(set(), [], list(found.damaged), {}, [], {})
+    codes = {sel.name: selector_code(sel.name) for sel in experiment.selectors}
+    protocol = protocol_code()
+    audit = _Audit(set(), [], list(found.damaged), {}, [], {}, {})
     for task in tasks:
         rows = found.rows.get(task.id)
         if rows is None:
@@ -382,6 +393,11 @@ def _audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pa
             audit.stale[label] = audit.stale.get(label, 0) + 1
             audit.stale_ids.append(task.id)
             continue
+        elif {str(r.get("protocol_code")) for r in rows} != {protocol}:
+            audit.other_protocol[label] = audit.other_protocol.get(label, 0) + 1
+            if recompute_stale:
+                audit.stale_ids.append(task.id)
+                continue
         audit.kept.add(task.id)
         if task.id in found.from_runs:
             audit.to_restore.append(task.id)
@@ -389,6 +405,10 @@ def _audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pa
     planned = {t.id for t in tasks}
     audit.to_restore += sorted(found.from_runs - planned)
     return audit
+
+
+def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
 
 
 def _per_selector(counts: dict[str, int]) -> str:
@@ -432,7 +452,8 @@ def _rows_by_task(runs: pd.DataFrame, task_ids: set[str] | None = None) -> dict[
         # a column another selector's rows filled (diagnostics) or that older rows lack (code) is
         # absent, not NaN, in this task's rows
         out[task_id] = [{k: v for k, v in row.items()
-                         if not ((k.startswith("diag_") or k == "code") and isinstance(v, float) and np.isnan(v))}
+                         if not ((k.startswith("diag_") or k in ("code", "protocol_code")) and isinstance(v, float)
+                                 and np.isnan(v))}
                         for row in rows.drop(columns="_task").to_dict("records")]
     return out
 
@@ -545,7 +566,8 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
         "fit_seconds": fitted["fit_seconds"], "n_iter": fitted["n_iter"],
         "standardize": experiment.standardize, "select_on": experiment.protocol.select_on,
         "seed": sel_seed, "split_seed": split.seed,
-        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__, "code": code_digest(sel.name),
+        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__, "code": selector_code(sel.name),
+        "protocol_code": protocol_code(),
         "selector_warnings": " | ".join(fitted["warnings"]),
         **{f"diag_{k}": v for k, v in fitted["diagnostics"].items()},
     }

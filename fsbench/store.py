@@ -57,6 +57,7 @@ COLUMNS = [
     "experiment", "dataset", "repeat", "fold", "selector", "method", "k", "accuracy",
     "n_correct", "n_test", "n_train", "C", "inner_accuracy", "params", "fit_seconds", "task_seconds",
     "n_iter", "standardize", "select_on", "seed", "split_seed", "fingerprint", "fsbench_version", "code",
+    "protocol_code",
 ]
 
 
@@ -260,7 +261,7 @@ def load_runs(results_dir: str | Path) -> pd.DataFrame:
         )
     try:
         # text columns that could look like numbers ("1e10..." as a hex digest) stay text
-        df = pd.read_csv(path, dtype={"fingerprint": str, "code": str, "params": str})
+        df = pd.read_csv(path, dtype={"fingerprint": str, "code": str, "protocol_code": str, "params": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError,
             zlib.error) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -182,12 +182,13 @@ def test_two_runs_started_together_never_mix_their_rows(tmp_path):
 # ----------------------------------------------------------------------------- 4. code identity
 def test_rows_record_the_code_that_computed_them_and_other_code_is_not_resumed(tmp_path, digits, monkeypatch):
     first = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs
-    from fsbench.selectors import code_digest
+    from fsbench.selectors import protocol_code, selector_code
 
-    assert set(first["code"]) == {code_digest("fisher"), code_digest("fstat")}
-    assert code_digest("fisher") != code_digest("fstat")
-    real = runner_module.code_digest
-    monkeypatch.setattr(runner_module, "code_digest", lambda name: "edited" if name == "fstat" else real(name))
+    assert set(first["code"]) == {selector_code("fisher"), selector_code("fstat")}
+    assert selector_code("fisher") != selector_code("fstat")
+    assert set(first["protocol_code"]) == {protocol_code()}
+    real = runner_module.selector_code
+    monkeypatch.setattr(runner_module, "selector_code", lambda name: "edited" if name == "fstat" else real(name))
     before = (tmp_path / RUNS_FILE).read_bytes()
     with pytest.raises(FsbenchError, match=r"other code.*fstat: 2 tasks.*--recompute-stale"):
         run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
@@ -198,9 +199,19 @@ def test_rows_record_the_code_that_computed_them_and_other_code_is_not_resumed(t
     assert any("computed by other code are recomputed" in n for n in again.notes)
 
 
+def test_rows_of_another_protocol_version_are_kept_with_a_note_or_recomputed(tmp_path, digits, monkeypatch):
+    first = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs
+    monkeypatch.setattr(runner_module, "protocol_code", lambda: "next release")
+    kept = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
+    assert kept.n_resumed == 4 and set(kept.runs["protocol_code"]) == set(first["protocol_code"])
+    assert any("another version of the evaluation protocol" in n and "fisher: 2" in n for n in kept.notes)
+    again = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1, recompute_stale=True)
+    assert again.n_resumed == 0 and set(again.runs["protocol_code"]) == {"next release"}
+
+
 def test_rows_without_a_code_identity_are_kept_with_a_note(tmp_path, digits):
     first = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs
-    legacy = first.drop(columns="code")
+    legacy = first.drop(columns=["code", "protocol_code"])
     (tmp_path / RUNS_FILE).write_bytes(gzip.compress(legacy.to_csv(index=False).encode()))
     for path in (tmp_path / TASKS_DIR).iterdir():
         path.unlink()

@@ -24,8 +24,8 @@ from typing import Any
 from fsbench.errors import ConfigError
 from fsbench.selectors.base import BaseSelector, describe_constraints, rank_by_scores
 
-__all__ = ["BaseSelector", "SelectorInfo", "code_digest", "get_selector", "make_selector", "module_digest",
-           "rank_by_scores", "register", "registry", "selector_code"]
+__all__ = ["BaseSelector", "SelectorInfo", "get_selector", "make_selector", "module_digest",
+           "protocol_code", "rank_by_scores", "register", "registry", "selector_code"]
 
 _REGISTRY: dict[str, type[BaseSelector]] = {}
 _loaded = False
@@ -95,10 +95,10 @@ def selector_code(name: str) -> str:
     return module_digest(cls.__module__, __name__)
 
 
-def code_digest(selector: str) -> str:
-    """What a result row records as ``code``: the selector's code identity and that of the
-    evaluation protocol (fsbench.protocol), which together compute the row."""
-    return f"{selector_code(selector)}-{module_digest('fsbench.protocol', 'fsbench.protocol')}"
+def protocol_code() -> str:
+    """The code identity of the evaluation protocol (fsbench.protocol), recorded in every row as
+    ``protocol_code``."""
+    return module_digest("fsbench.protocol", "fsbench.protocol")
 
 
 def register(name: str) -> Callable[[type[BaseSelector]], type[BaseSelector]]:
