@@ -10,6 +10,8 @@ rejects it by name), and only ``true``/``false`` are booleans.
 
 from __future__ import annotations
 
+import difflib
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -104,3 +106,87 @@ def load_yaml(text: str, source: str = "<config>") -> Located:
     if node is None:
         raise ConfigError(f"{source}: the file is empty; write an experiment (see configs/quickstart.yaml).")
     return _convert(node, source)
+
+
+# ----------------------------------------------------------------------------- validation
+class Reader:
+    """Walks the located YAML tree and raises ConfigError naming file, line and key path."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, node: Located | None, path: str, message: str) -> None:
+        line = f":{node.line}" if node is not None else ""
+        where = f"{path}: " if path else ""
+        raise ConfigError(f"{self.source}{line}: {where}{message}")
+
+    def mapping(self, node: Located, path: str, allowed: dict[str, str]) -> dict[str, Located]:
+        if not isinstance(node.value, dict):
+            self.fail(node, path,
+                      f"expected a mapping with keys {', '.join(allowed)}, got {describe_value(node.value)}.")
+        for key, value in node.value.items():
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else f" Allowed keys: {', '.join(allowed)}."
+                self.fail(value, join_key(path, key), f"unknown key.{hint}")
+        return node.value
+
+    def integer(self, node: Located, path: str, minimum: int | None = None) -> int:
+        value = node.value
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(node, path, f"expected an integer, got {describe_value(node.value)}.")
+        if minimum is not None and value < minimum:
+            self.fail(node, path, f"must be at least {minimum}, got {value}.")
+        return value
+
+    def number(self, node: Located, path: str, positive: bool = False) -> float:
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(node, path, f"expected a number, got {describe_value(value)}.")
+        if not math.isfinite(value):
+            self.fail(node, path, f"expected a finite number, got {value}.")
+        if positive and value <= 0:
+            self.fail(node, path, f"must be positive, got {value}.")
+        return float(value)
+
+    def string(self, node: Located, path: str, choices: tuple[str, ...] | None = None) -> str:
+        if not isinstance(node.value, str):
+            self.fail(node, path, f"expected a string, got {describe_value(node.value)}.")
+        if choices is not None and node.value not in choices:
+            close = difflib.get_close_matches(node.value, choices, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            self.fail(node, path, f"{node.value!r} is not one of {', '.join(choices)}.{hint}")
+        return node.value
+
+    def sequence(self, node: Located, path: str, nonempty: bool = True) -> list[Located]:
+        if not isinstance(node.value, list):
+            self.fail(node, path, f"expected a list, got {describe_value(node.value)}.")
+        if nonempty and not node.value:
+            self.fail(node, path, "the list is empty.")
+        return node.value
+
+
+def join_key(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def describe_value(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        if ":" in value and all(part.strip().isdigit() for part in value.split(":")):
+            return f"the string {value!r} (YAML 1.1 would read it as a base-60 number; write a plain number)"
+        if value.lower() in ("yes", "no", "on", "off", "y", "n"):
+            return f"the string {value!r} (write true or false for a boolean)"
+        return f"the string {value!r}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"

@@ -1,0 +1,137 @@
+"""The entries of a config's lists, validated: selectors (and their parameters) and the classifier.
+
+Each parser takes the located YAML node of one entry and returns the frozen schema object of
+:mod:`fsbench.experiment`, or raises ConfigError naming the file, line and key path.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import math
+from typing import Any
+
+from fsbench.errors import ConfigError
+from fsbench.experiment import BACKENDS, CLASSIFIERS, RESERVED_PARAMS, ClassifierConfig, SelectorConfig
+from fsbench.yamlio import Located, Reader, describe_value, join_key
+
+
+def parse_classifier(r: Reader, node: Located | None) -> ClassifierConfig:
+    if node is None:
+        return ClassifierConfig()
+    m = r.mapping(node, "classifier", {"name": "", "backend": "", "C": ""})
+    name = r.string(m["name"], "classifier.name", CLASSIFIERS) if "name" in m else "linear_svm"
+    backend = "libsvm" if name == "linear_svm" else "liblinear"
+    if "backend" in m:
+        if name != "linear_svm":
+            r.fail(m["backend"], "classifier.backend", "applies to linear_svm only; remove it.")
+        backend = r.string(m["backend"], "classifier.backend", BACKENDS)
+    C: tuple[float, ...] = (1.0,)
+    if "C" in m:
+        if isinstance(m["C"].value, list):
+            values = [r.number(v, join_key("classifier.C", i), positive=True)
+                      for i, v in enumerate(r.sequence(m["C"], "classifier.C"))]
+            if len(set(values)) != len(values):
+                r.fail(m["C"], "classifier.C", "lists a value twice.")
+            C = tuple(values)
+        else:
+            C = (r.number(m["C"], "classifier.C", positive=True),)
+    return ClassifierConfig(name=name, backend=backend, C=C)
+
+
+def parse_selector(r: Reader, node: Located, path: str) -> SelectorConfig:
+    from fsbench.selectors import get_selector
+
+    if isinstance(node.value, str):
+        node = Located({"name": node}, node.line)
+    m = r.mapping(node, path, {"name": "", "label": "", "params": "", "grid": ""})
+    if "name" not in m:
+        r.fail(node, path, "a selector needs a 'name' ('fsbench selectors' lists them).")
+    name = r.string(m["name"], join_key(path, "name"))
+    try:
+        info = get_selector(name)
+    except ConfigError as exc:
+        r.fail(m["name"], join_key(path, "name"), str(exc))
+    label = r.string(m["label"], join_key(path, "label")) if "label" in m else name
+    allowed = {k: "" for k in info.params if k not in RESERVED_PARAMS}
+
+    def check_key(key: str, value_node: Located, where: str) -> None:
+        if key in RESERVED_PARAMS:
+            r.fail(value_node, where, f"cannot be set: {RESERVED_PARAMS[key]}.")
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else (
+                f" Its parameters: {', '.join(allowed)}." if allowed else " It has no parameters.")
+            r.fail(value_node, where, f"selector {name!r} has no parameter {key!r}.{hint}")
+
+    params: dict[str, Any] = {}
+    if "params" in m:
+        if not isinstance(m["params"].value, dict):
+            r.fail(m["params"], join_key(path, "params"), "expected a mapping of parameter: value.")
+        for key, value_node in m["params"].value.items():
+            where = join_key(join_key(path, "params"), key)
+            check_key(key, value_node, where)
+            params[key] = _check_value(r, info.cls, key, value_node, where, in_grid=False)
+    grid: dict[str, tuple[Any, ...]] = {}
+    if "grid" in m:
+        if not isinstance(m["grid"].value, dict):
+            r.fail(m["grid"], join_key(path, "grid"), "expected a mapping of parameter: [values].")
+        for key, value_node in m["grid"].value.items():
+            where = join_key(join_key(path, "grid"), key)
+            check_key(key, value_node, where)
+            if key in params:
+                r.fail(value_node, where, "is both fixed in 'params' and searched in 'grid'; keep one.")
+            values = tuple(_check_value(r, info.cls, key, v, join_key(where, i), in_grid=True)
+                           for i, v in enumerate(r.sequence(value_node, where)))
+            if len(set(map(repr, values))) != len(values):
+                r.fail(value_node, where, "lists a value twice.")
+            grid[key] = values
+    _check_params(r, info.cls, params, grid, m, node, path)
+    return SelectorConfig(name=name, label=label, params=tuple(sorted(params.items())),
+                          grid=tuple(sorted(grid.items())))
+
+
+def _check_value(r: Reader, cls: type, key: str, node: Located, path: str, *, in_grid: bool) -> Any:
+    """One parameter value, judged by the selector's scikit-learn constraints.
+
+    An integral float for an integer parameter becomes an int (YAML reads ``1e3`` as 1000.0);
+    any other value is kept as written. A rejection names the key, the allowed values and the
+    value given.
+    """
+    from fsbench.selectors.base import describe_constraints, invalid_parameter, string_options
+
+    value = node.value
+    if isinstance(value, dict | list):
+        hint = "" if in_grid or not isinstance(value, list) else " (list the values to search under 'grid')"
+        r.fail(node, path, f"must be {describe_constraints(cls._parameter_constraints[key])}, "
+                           f"got {describe_value(value)}{hint}.")
+    allowed = invalid_parameter(cls, key, value)
+    if allowed is None:
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() \
+            and invalid_parameter(cls, key, int(value)) is None:
+        return int(value)
+    given = repr(value) if isinstance(value, int | float) and not isinstance(value, bool) else describe_value(value)
+    hint = ""
+    if isinstance(value, str):
+        options = string_options(cls._parameter_constraints[key])
+        close = [o for o in options if o.lower() == value.lower()] or difflib.get_close_matches(value, options, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+    r.fail(node, path, f"must be {allowed}, got {given}.{hint}")
+
+
+def _check_params(r: Reader, cls: type, params: dict[str, Any], grid: dict[str, tuple[Any, ...]],
+                  m: dict[str, Located], node: Located, path: str) -> None:
+    """The rules that tie a selector's parameters together (its ``check_params``), for the fixed
+    parameters with every point of the grid."""
+    keys = list(grid)
+    for combo in itertools.product(*grid.values()):
+        point = dict(zip(keys, combo, strict=True))
+        try:
+            cls(**params, **point).check_params()
+        except (ValueError, TypeError) as exc:
+            message = str(exc).rstrip(".")
+            if not point:
+                r.fail(m.get("params") or node, join_key(path, "params"), f"{message}.")
+            shown = ", ".join(f"{k}: {v}" for k, v in point.items())
+            r.fail(m["grid"], join_key(path, "grid"), f"at the grid point {{{shown}}}: {message}.")

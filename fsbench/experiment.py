@@ -1,0 +1,123 @@
+"""The experiment as fsbench runs it: a validated, frozen description (built by fsbench.config)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+STANDARDIZE = ("train", "global", "none")
+PROTOCOLS = ("holdout", "kfold")
+SELECT_ON = ("train", "all")
+CLASSIFIERS = ("linear_svm", "crammer_singer")
+BACKENDS = ("libsvm", "liblinear")
+RESERVED_PARAMS = {
+    "n_features_to_select": "fsbench sets it from n_features",
+    "random_state": "fsbench derives it from the config seed and the task",
+}
+
+
+# ----------------------------------------------------------------------------- the schema
+@dataclass(frozen=True)
+class SelectorConfig:
+    """One selector of the experiment; ``params`` and ``grid`` are sorted (key, value) pairs."""
+
+    name: str
+    label: str
+    params: tuple[tuple[str, Any], ...] = ()
+    grid: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+    @property
+    def params_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def grid_points(self) -> list[dict[str, Any]]:
+        """Every combination of the grid, in a fixed order (the first key varies slowest)."""
+        points: list[dict[str, Any]] = [{}]
+        for key, values in self.grid:
+            points = [{**p, key: v} for p in points for v in values]
+        return points
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    kind: str = "holdout"
+    train_size: float | int = 0.6
+    n_trials: int = 10
+    n_splits: int = 5
+    n_repeats: int = 1
+    select_on: str = "train"
+
+    @property
+    def n_outer(self) -> int:
+        """Number of (repeat, fold) splits."""
+        return self.n_trials if self.kind == "holdout" else self.n_splits * self.n_repeats
+
+
+@dataclass(frozen=True)
+class InnerCVConfig:
+    """Inner cross-validation folds: a fixed number, or ``small`` below ``below`` samples else ``large``."""
+
+    n_splits: int | None = 3
+    below: int | None = None
+    small: int | None = None
+    large: int | None = None
+
+    def folds_for(self, n_train: int) -> int:
+        if self.n_splits is not None:
+            return self.n_splits
+        return self.small if n_train < self.below else self.large
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    name: str = "linear_svm"
+    backend: str = "libsvm"
+    C: tuple[float, ...] = (1.0,)
+
+    @property
+    def tuned(self) -> bool:
+        return len(self.C) > 1
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    seed: int
+    datasets: tuple[str, ...]
+    selectors: tuple[SelectorConfig, ...]
+    n_features: tuple[int, ...]
+    standardize: str = "train"
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    inner_cv: InnerCVConfig = field(default_factory=InnerCVConfig)
+    classifier: ClassifierConfig = field(default_factory=ClassifierConfig)
+    n_jobs: int = 1
+    description: str = ""
+    source: str = "<config>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved configuration as plain data (what ``config.yaml`` in a results dir holds)."""
+        d = asdict(self)
+        d.pop("source")
+        d["selectors"] = [
+            {"name": s.name, "label": s.label, "params": dict(s.params),
+             "grid": {k: list(v) for k, v in s.grid}}
+            for s in self.selectors
+        ]
+        d["datasets"] = list(self.datasets)
+        d["n_features"] = list(self.n_features)
+        d["classifier"]["C"] = list(self.classifier.C)
+        return d
+
+    def fingerprint(self) -> str:
+        """Hash of everything that determines the results (not n_jobs, name or description)."""
+        d = self.to_dict()
+        for key in ("n_jobs", "name", "description"):
+            d.pop(key)
+        if d["protocol"]["select_on"] == "train":  # the default; keeps older fingerprints valid
+            d["protocol"].pop("select_on")
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+
+    def with_overrides(self, **changes: Any) -> Experiment:
+        return replace(self, **changes)
