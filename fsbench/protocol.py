@@ -7,20 +7,47 @@ One outer split (a trial of a hold-out protocol, or a fold of a k-fold protocol)
    as the papers did), or not at all (``none``);
 3. fit the selector once on the training part; when the config gives a grid, choose its
    hyper-parameters first by inner cross-validation on the training part (below);
-4. for every k, keep the first k features of the ranking, choose the classifier's C by inner
-   cross-validation on the training part, refit on the whole training part and score the test
-   part.
+4. for every classifier of the config and every k, keep the first k features of the ranking
+   (one ranking serves every classifier and every k), choose the classifier's grid point (the
+   SVMs' C) by inner cross-validation on the training part, refit on the whole training part
+   and score the test part.
 
 Nothing computed from the test part reaches steps 3 and 4 (with ``global`` standardization the
 test part's mean and variance do, which is the papers' protocol and is reported as such).
 
+Classifiers are :class:`fsbench.classifiers.ClassifierSpec` (built-ins by name, any
+scikit-learn classifier by class); a single ``classifier:`` of a config
+(:class:`~fsbench.config.ClassifierConfig`) is the spec :func:`fsbench.classifiers.spec_from_config`
+gives, and evaluates exactly as before several classifiers existed. Every classifier of a
+split is tuned on the same inner folds and seeded with the same seed, so a classifier's rows
+do not depend on which other classifiers the config lists.
+
 Tuning rules, stated once:
 
-- C: the value with the highest mean inner-CV accuracy; ties go to the smallest C.
+- A classifier's grid point, per k: the point with the highest mean inner-CV accuracy
+  (correct / total pooled over the inner folds). Ties:
+
+  - the built-in SVMs (``linear_svm``, ``crammer_singer``) tuning C alone: ties go to the
+    smallest C;
+  - every other grid: ties go to the first grid point, in the grid's order (keys sorted by
+    name, the first key varying slowest, each key's values in the order the config lists
+    them; for a grid of one key, the config's order).
+
+  A grid of one point is not tuned (no inner CV; ``inner_accuracy`` is NaN).
 - A selector grid point is scored by the inner-CV accuracy of the classifier on its top-k
-  features, taking the best C for each k and averaging over the k of ``n_features``; ties go
-  to the first grid point. The selector is refit on each inner-training fold, so the score
-  does not see the validation fold through the ranking.
+  features, taking the best grid point of the classifier (the best C) for each k and averaging
+  over the k of ``n_features``; ties go to the first grid point. The selector is refit on each
+  inner-training fold, so the score does not see the validation fold through the ranking.
+  With several classifiers, a selector's grid is scored with the first classifier of the
+  config only (one ranking, chosen once, serves every classifier).
+
+Rows (:func:`evaluate_ranking`, :func:`evaluate_classifiers`): ``k``, ``accuracy``,
+``n_correct``, ``n_test``, ``C`` (the estimator's C as fitted, fixed or chosen; NaN for an
+estimator without a C parameter, e.g. ``knn`` and ``random_forest``), ``inner_accuracy``
+(the chosen point's inner-CV accuracy; NaN when nothing is tuned), and from
+:func:`evaluate_classifiers` also ``classifier`` (the spec's label) and ``classifier_params``
+(JSON of the parameters the config sets for the classifier: its fixed ``params`` and the chosen
+grid point, keys sorted; see :func:`fsbench.classifiers.chosen_params`).
 """
 
 from __future__ import annotations
@@ -34,8 +61,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
-from sklearn.svm import SVC, LinearSVC
 
+from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
 from fsbench.config import ClassifierConfig, InnerCVConfig, ProtocolConfig
 from fsbench.errors import FsbenchError
 
@@ -123,21 +150,6 @@ def standardize(X: np.ndarray, train: np.ndarray, test: np.ndarray, mode: str) -
     return (X_train - mean) / std, (X_test - mean) / std
 
 
-def make_classifier(cfg: ClassifierConfig, C: float, seed: int) -> ClassifierMixin:
-    """The evaluation classifier.
-
-    - ``linear_svm`` / ``libsvm``: LIBSVM with a linear kernel (``SVC``), one-vs-one, hinge loss,
-      as DSO-FS used;
-    - ``linear_svm`` / ``liblinear``: ``LinearSVC``, one-vs-rest, squared hinge (LIBLINEAR's default);
-    - ``crammer_singer``: ``LinearSVC(multi_class="crammer_singer")``, as SL2P used.
-    """
-    if cfg.name == "crammer_singer":
-        return LinearSVC(C=C, multi_class="crammer_singer", max_iter=20000, random_state=seed)
-    if cfg.backend == "liblinear":
-        return LinearSVC(C=C, max_iter=20000, random_state=seed)
-    return SVC(kernel="linear", C=C)
-
-
 def inner_folds(y_train: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
     return list(skf.split(np.zeros(y_train.size), y_train))
@@ -160,23 +172,26 @@ def cv_accuracy_grid(
     folds: Sequence[tuple[np.ndarray, np.ndarray]],
     rankings: Sequence[np.ndarray],
     ks: Sequence[int],
-    cfg: ClassifierConfig,
+    cfg: ClassifierConfig | ClassifierSpec,
     seed: int,
 ) -> np.ndarray:
-    """Inner-CV accuracy, shape (len(ks), len(C)): pooled correct / total over the folds.
+    """Inner-CV accuracy, shape (len(ks), number of grid points): pooled correct / total over
+    the folds; the grid points in the order of ``spec.grid_points()`` (a single C list: its order).
 
-    ``rankings[f]`` is the ranking used in fold f (the same one for every fold when tuning C
-    for a fixed ranking, a per-fold refit when tuning a selector).
+    ``rankings[f]`` is the ranking used in fold f (the same one for every fold when tuning the
+    classifier for a fixed ranking, a per-fold refit when tuning a selector).
     """
-    correct = np.zeros((len(ks), len(cfg.C)))
+    spec = as_spec(cfg)
+    points = spec.grid_points()
+    correct = np.zeros((len(ks), len(points)))
     total = 0
     for (fit, val), ranking in zip(folds, rankings, strict=True):
         total += val.size
         for i, k in enumerate(ks):
             cols = ranking[:k]
             X_fit, X_val = X[np.ix_(fit, cols)], X[np.ix_(val, cols)]
-            for j, C in enumerate(cfg.C):
-                correct[i, j] += _accuracy(make_classifier(cfg, C, seed), X_fit, y[fit], X_val, y[val])[0]
+            for j, point in enumerate(points):
+                correct[i, j] += _accuracy(make_classifier(spec, point, seed), X_fit, y[fit], X_val, y[val])[0]
     return correct / total
 
 
@@ -187,6 +202,50 @@ def best_C(accuracy_row: np.ndarray, Cs: Sequence[float]) -> float:
     return float(Cs[best])
 
 
+def best_point(accuracy_row: np.ndarray, spec: ClassifierSpec) -> int:
+    """Index of the chosen grid point: the highest accuracy; ties to the smallest C for the
+    built-in SVMs tuning C alone, else to the first point in ``spec.grid_points()`` order."""
+    if spec.smallest_C_wins:
+        Cs = [point["C"] for point in spec.grid_points()]
+        order = np.argsort(Cs, kind="stable")
+        return int(order[np.argmax(accuracy_row[order])])
+    return int(np.argmax(accuracy_row))
+
+
+def _C_of(clf: Any) -> float:
+    """The estimator's C (NaN when it has no numeric C)."""
+    C = clf.get_params(deep=False).get("C") if hasattr(clf, "get_params") else None
+    return float(C) if isinstance(C, int | float | np.number) and not isinstance(C, bool) else float("nan")
+
+
+def _evaluate_one(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    ranking: np.ndarray,
+    ks: Sequence[int],
+    spec: ClassifierSpec,
+    n_inner_folds: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    points = spec.grid_points()
+    if spec.tuned:
+        folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C"))
+        grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * len(folds), ks, spec, seed)
+    rows = []
+    for i, k in enumerate(ks):
+        point = points[best_point(grid[i], spec)] if spec.tuned else points[0]
+        clf = make_classifier(spec, point, seed)
+        cols = ranking[:k]
+        n_correct, n_test = _accuracy(clf, X_train[:, cols], y_train, X_test[:, cols], y_test)
+        rows.append({"classifier": spec.label, "k": int(k), "accuracy": n_correct / n_test,
+                     "n_correct": n_correct, "n_test": n_test, "C": _C_of(clf),
+                     "inner_accuracy": float(grid[i].max()) if spec.tuned else float("nan"),
+                     "classifier_params": chosen_params(spec, point)})
+    return rows
+
+
 def evaluate_ranking(
     X_train: np.ndarray,
     y_train: np.ndarray,
@@ -194,23 +253,45 @@ def evaluate_ranking(
     y_test: np.ndarray,
     ranking: np.ndarray,
     ks: Sequence[int],
-    cfg: ClassifierConfig,
+    cfg: ClassifierConfig | ClassifierSpec,
     n_inner_folds: int,
     seed: int,
 ) -> list[dict[str, Any]]:
-    """Test accuracy of the classifier on the top-k features, for every k (C tuned per k)."""
-    if cfg.tuned:
-        folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C"))
-        grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * len(folds), ks, cfg, seed)
-    rows = []
-    for i, k in enumerate(ks):
-        C = best_C(grid[i], cfg.C) if cfg.tuned else cfg.C[0]
-        cols = ranking[:k]
-        n_correct, n_test = _accuracy(make_classifier(cfg, C, seed), X_train[:, cols], y_train,
-                                      X_test[:, cols], y_test)
-        rows.append({"k": int(k), "accuracy": n_correct / n_test, "n_correct": n_correct,
-                     "n_test": n_test, "C": C,
-                     "inner_accuracy": float(grid[i].max()) if cfg.tuned else float("nan")})
+    """Test accuracy of one classifier on the top-k features, for every k (its grid tuned per k).
+
+    Rows hold k, accuracy, n_correct, n_test, C and inner_accuracy, as before several
+    classifiers existed; :func:`evaluate_classifiers` adds the classifier's label and params.
+    """
+    rows = _evaluate_one(X_train, y_train, X_test, y_test, ranking, ks, as_spec(cfg), n_inner_folds, seed)
+    return [{key: row[key] for key in ("k", "accuracy", "n_correct", "n_test", "C", "inner_accuracy")}
+            for row in rows]
+
+
+def evaluate_classifiers(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    ranking: np.ndarray,
+    ks: Sequence[int],
+    classifiers: Sequence[ClassifierSpec | ClassifierConfig],
+    n_inner_folds: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Every classifier on one ranking (ranked once), for every k: rows in the order of
+    ``classifiers``, then of ``ks``, each with ``classifier`` (the label) and
+    ``classifier_params`` besides the columns of :func:`evaluate_ranking`.
+
+    A classifier's rows equal :func:`evaluate_ranking`'s for it alone: every classifier is tuned
+    on the same inner folds with the same seed.
+    """
+    specs = [as_spec(c) for c in classifiers]
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"classifier labels must be distinct, got {labels}")
+    rows: list[dict[str, Any]] = []
+    for spec in specs:
+        rows += _evaluate_one(X_train, y_train, X_test, y_test, ranking, ks, spec, n_inner_folds, seed)
     return rows
 
 
@@ -220,7 +301,7 @@ def tune_selector(
     y_train: np.ndarray,
     grid_points: Sequence[dict[str, Any]],
     ks: Sequence[int],
-    cfg: ClassifierConfig,
+    cfg: ClassifierConfig | ClassifierSpec | Sequence[ClassifierSpec],
     n_inner_folds: int,
     seed: int,
 ) -> tuple[dict[str, Any], list[float]]:
@@ -228,11 +309,13 @@ def tune_selector(
 
     ``fit_ranking(X, y, point, fold)`` fits the selector with the grid point on a fold's
     training rows and returns its ranking. Returns the chosen point and every point's score.
+    Points are scored with the classifier ``cfg``; given several, with the first.
     """
+    spec = as_spec(cfg) if isinstance(cfg, ClassifierSpec | ClassifierConfig) else as_spec(cfg[0])
     folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-selector"))
     scores = []
     for point in grid_points:
         rankings = [fit_ranking(X_train[fit], y_train[fit], point, f) for f, (fit, _) in enumerate(folds)]
-        grid = cv_accuracy_grid(X_train, y_train, folds, rankings, ks, cfg, seed)
+        grid = cv_accuracy_grid(X_train, y_train, folds, rankings, ks, spec, seed)
         scores.append(float(grid.max(axis=1).mean()))
     return dict(grid_points[int(np.argmax(scores))]), scores

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import cross_val_predict
-from sklearn.svm import SVC
+from sklearn.svm import SVC, LinearSVC
 
 from fsbench.config import ClassifierConfig, InnerCVConfig, ProtocolConfig
 from fsbench.errors import FsbenchError
@@ -140,3 +142,36 @@ def test_tune_selector_prefers_the_informative_grid_point():
     assert chosen == {"mode": "good"} and scores[1] > scores[0]
     # the selector is refit on each inner-training fold, never on all training rows
     assert len(calls) == 6 and all(n == 80 for _, _, n in calls)
+
+
+@pytest.mark.parametrize("C", [(10.0, 0.001, 0.1, 1.0), (0.3,)], ids=["tuned", "fixed"])
+@pytest.mark.parametrize(("name", "backend"), [("linear_svm", "libsvm"), ("linear_svm", "liblinear"),
+                                               ("crammer_singer", "liblinear")])
+def test_the_single_svm_rows_are_the_plain_scikit_learn_computation(name, backend, C):
+    """The rows of today's single classifier, written out with scikit-learn as protocol.py
+    computed them before several classifiers existed: same keys, same values, exactly."""
+    X, y = _data(n=120, d=12)
+    train, test = np.arange(0, 120, 2), np.arange(1, 120, 2)
+    ranking, ks, seed = np.array([3, 0, 5, 1, 2, 4, 6, 7, 8, 9, 10, 11]), [1, 2, 4, 12], 99
+    cfg = ClassifierConfig(name, backend, C)
+
+    def build(c):
+        if name == "crammer_singer":
+            return LinearSVC(C=c, multi_class="crammer_singer", max_iter=20000, random_state=seed)
+        if backend == "liblinear":
+            return LinearSVC(C=c, max_iter=20000, random_state=seed)
+        return SVC(kernel="linear", C=c)
+
+    folds = inner_folds(y[train], 3, derive_seed(seed, "inner-C"))
+    expected = []
+    for k in ks:
+        cols = ranking[:k]
+        inner = [np.sum(cross_val_predict(build(c), X[train][:, cols], y[train], cv=folds) == y[train]) / train.size
+                 for c in C]
+        chosen = min(c for c, a in zip(C, inner, strict=True) if a == max(inner)) if len(C) > 1 else C[0]
+        n_correct = int(np.sum(build(chosen).fit(X[train][:, cols], y[train]).predict(X[test][:, cols]) == y[test]))
+        expected.append({"k": k, "accuracy": n_correct / test.size, "n_correct": n_correct, "n_test": test.size,
+                         "C": chosen, "inner_accuracy": max(inner) if len(C) > 1 else float("nan")})
+    rows = evaluate_ranking(X[train], y[train], X[test], y[test], ranking, ks, cfg, 3, seed)
+    assert json.dumps(rows) == json.dumps(expected)
+    assert all(type(r["C"]) is float for r in rows)

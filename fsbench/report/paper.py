@@ -15,6 +15,9 @@ in test samples (delta / 100 x the size of one test set; for k-fold CV the whole
 count the cells with |z| <= 2 and those within one test sample. A cell with results from a
 single repetition has no spread of ours, hence no standard error: it is reported with its delta
 but not judged, and the share within 2 se is over the judged cells only.
+
+A printed cell is one classifier's accuracy: results that record several classifiers (the
+papers' configs have one) are compared for the classifier given, and refused without one.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from collections.abc import Collection
 import numpy as np
 import pandas as pd
 
+from fsbench.errors import FsbenchError
 from fsbench.papers import PrintedTable
-from fsbench.report.tables import per_repeat
+from fsbench.report.tables import classifiers_in, per_repeat, select_classifier
 
 Z_REPRODUCES = 2.0
 NOT_JUDGED = "one repetition: not judged"
@@ -40,14 +44,28 @@ def standard_error(estimate: str, ours_std: float, n_repeats: int, printed_std: 
     return ours_std
 
 
+def paper_runs(runs: pd.DataFrame, classifier: str | None = None) -> pd.DataFrame:
+    """The rows a paper table compares: ``classifier``'s, or all when the results record one
+    classifier at most (FsbenchError when they hold several and none is given)."""
+    runs = select_classifier(runs, classifier)
+    known = classifiers_in(runs)
+    if len(known) > 1:
+        raise FsbenchError(f"The results hold several classifiers ({', '.join(known)}) and a printed cell is "
+                           "one classifier's accuracy; choose the classifier to compare with the classifier option.")
+    return runs
+
+
 def compare_table(table: PrintedTable, runs: pd.DataFrame | None, planned: Collection[str] = (),
-                  unavailable: Collection[str] | None = None) -> pd.DataFrame:
+                  unavailable: Collection[str] | None = None, classifier: str | None = None) -> pd.DataFrame:
     """One row per printed cell: printed, ours, delta, z, delta in samples, reproduces, notes.
 
     A dataset without results is noted as an unfinished run when it is in ``planned``, as not
     available here when it is in ``unavailable`` (or that is None: not known), else as not in
-    the configuration that produced ``runs``.
+    the configuration that produced ``runs``. ``classifier`` keeps that classifier's rows
+    (:func:`paper_runs`).
     """
+    if runs is not None:
+        runs = paper_runs(runs, classifier)
     rows = []
     reps = per_repeat(runs) if runs is not None and len(runs) else None
     for cell in table.cells:

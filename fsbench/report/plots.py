@@ -15,6 +15,11 @@ figure stays legible with 8-12 selectors:
   with a tight bounding box, so no entry is ever clipped and none overlaps a panel;
 - a caption states what the lines and bands are and over how many repetitions
   (:func:`spread_captions`), per panel when the datasets differ.
+
+Results of several classifiers (a ``classifier`` column with several values) get one set of
+panels per classifier, each set starting a row, titled with the dataset and the classifier;
+a selector keeps its style in every set. Nothing is averaged over classifiers; ``classifier``
+plots one classifier's rows only. Results without the column are drawn as they always were.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fsbench.report.tables import per_repeat
+from fsbench.report.tables import classifiers_in, group_keys, per_repeat, select_classifier
 
 #: marker shapes, one per selector position (cycled after twelve); ``*`` is left to the
 #: printed values of the papers' figures
@@ -43,10 +48,13 @@ PANEL_SIZE = (4.6, 3.6)
 
 
 def curves(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std (over repetitions) of accuracy (%) per dataset, selector and k."""
+    """Mean and std (over repetitions) of accuracy (%) per dataset, selector and k (and
+    classifier, first, when the results record one: never averaged over)."""
     reps = per_repeat(runs)
-    stats = reps.groupby(["dataset", "selector", "k"], sort=False)["accuracy"].agg(["mean", "std"]) * 100
-    return stats.reset_index().sort_values(["dataset", "selector", "k"], kind="stable")
+    keys = group_keys(reps, "dataset", "selector", "k")
+    options = {"dropna": False} if len(keys) == 4 else {}
+    stats = reps.groupby(keys, sort=False, **options)["accuracy"].agg(["mean", "std"]) * 100
+    return stats.reset_index().sort_values(keys, kind="stable")
 
 
 def pyplot() -> Any:
@@ -115,11 +123,11 @@ def accuracy_axis(ax: Any, title: str, fontsize: float | None = 10) -> None:
 
 # ----------------------------------------------------------------------------- layout, legend
 def panel_grid(n: int, width: float = PANEL_SIZE[0], height: float = PANEL_SIZE[1],
-               header: float = 0.6) -> tuple[Any, Any]:
-    """A figure of ``n`` panels, at most three per row, in constrained layout (unused ones hidden);
-    ``header`` inches of height are added for the figure's title."""
+               header: float = 0.6, ncols: int | None = None) -> tuple[Any, Any]:
+    """A figure of ``n`` panels, at most three per row (or ``ncols``), in constrained layout
+    (unused ones hidden); ``header`` inches of height are added for the figure's title."""
     plt = pyplot()
-    ncols = min(3, max(n, 1))
+    ncols = min(3, max(n, 1)) if ncols is None else ncols
     nrows = math.ceil(max(n, 1) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + header), squeeze=False,
                              layout="constrained")
@@ -216,13 +224,17 @@ def save_figure(fig: Any, stem: str | Path) -> list[Path]:
 
 # ----------------------------------------------------------------------------- the curves
 def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = None,
-                bands: bool = True) -> list[Path]:
+                bands: bool = True, classifier: str | None = None) -> list[Path]:
     """Write ``<out_stem>.png`` and ``<out_stem>.pdf``; return the paths.
 
     One panel per dataset, one line per selector (styles: :func:`line_styles`), a light
     ± 1 sd band per line unless ``bands`` is False, the legend right of the panels and a
-    caption naming the number of repetitions (:func:`spread_captions`).
+    caption naming the number of repetitions (:func:`spread_captions`). Results of several
+    classifiers: one set of panels per classifier, or ``classifier``'s panels only.
     """
+    runs = select_classifier(runs, classifier)
+    if len(classifiers_in(runs)) > 1:
+        return _plot_per_classifier(runs, out_stem, title, bands)
     data = curves(runs)
     datasets = list(dict.fromkeys(runs["dataset"]))
     selectors = list(dict.fromkeys(runs["selector"]))
@@ -242,6 +254,47 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
     figure_legend(fig, handles, labels)
     heading = [t for t in (title if title and datasets != [title] else None,
                            shared if len(datasets) > 1 else None) if t]
+    if heading:
+        fig.suptitle("\n".join(heading), fontsize=11)
+    return save_figure(fig, out_stem)
+
+
+def _plot_per_classifier(runs: pd.DataFrame, out_stem: str | Path, title: str | None, bands: bool) -> list[Path]:
+    """The curves of results with several classifiers: one set of dataset panels per
+    classifier, each set starting a row (one dataset: one panel per classifier, three a row)."""
+    classifiers = classifiers_in(runs)
+    data = curves(runs)
+    datasets = list(dict.fromkeys(runs["dataset"]))
+    selectors = list(dict.fromkeys(runs["selector"]))
+    styles = line_styles(selectors)
+    captions = {(c, d): text for c in classifiers
+                for d, text in spread_captions(select_classifier(runs, c), bands).items()}
+    shared = shared_caption(captions)
+    if len(datasets) == 1:
+        ncols, per_set = min(3, len(classifiers)), 1
+    else:
+        ncols = min(3, len(datasets))
+        per_set = math.ceil(len(datasets) / ncols) * ncols
+    slots = {(c, d): i * per_set + j for i, c in enumerate(classifiers) for j, d in enumerate(datasets)}
+    n_slots = (len(classifiers) - 1) * per_set + len(datasets) if len(datasets) > 1 else len(classifiers)
+    fig, axes = panel_grid(n_slots, ncols=ncols)
+    flat = list(axes.flat)
+    used = set(slots.values())
+    for i, ax in enumerate(flat):
+        if i not in used:
+            ax.set_visible(False)
+    for (clf, dataset), i in slots.items():
+        ax = flat[i]
+        for j, sel in enumerate(selectors):
+            d = data[(data["classifier"].astype(str) == clf) & (data["dataset"] == dataset)
+                     & (data["selector"] == sel)]
+            if not d.empty:
+                draw_curve(ax, d, styles[sel], sel, bands, j, len(selectors))
+        name = f"{dataset} · {clf}"
+        accuracy_axis(ax, f"{name}\n{captions[(clf, dataset)]}" if shared is None else name)
+    handles, labels = legend_entries([flat[i] for i in sorted(used)])
+    figure_legend(fig, handles, labels)
+    heading = [t for t in (title, shared) if t]
     if heading:
         fig.suptitle("\n".join(heading), fontsize=11)
     return save_figure(fig, out_stem)

@@ -3,6 +3,14 @@
 Accuracy of one repetition is pooled over its folds (correct / tested): for a hold-out
 protocol that is the trial's test accuracy, for k-fold the cross-validated accuracy. The
 table gives the mean and the standard deviation (ddof = 1) over repetitions, in percent.
+
+Classifiers: results of a config with several classifiers carry a ``classifier`` column, and
+nothing here ever pools or averages over it: every grouping includes it. A table of such
+results has one block per classifier (csv: one ``classifier`` column), unless ``classifier``
+names one, which keeps its rows only. Results without the column (one classifier, written
+before fsbench evaluated several, as every committed paper result) are tabulated as they
+always were; a table of one classifier that results record in the column names it in its
+caption.
 """
 
 from __future__ import annotations
@@ -12,17 +20,59 @@ import pandas as pd
 from fsbench.errors import FsbenchError
 
 FORMATS = ("markdown", "csv", "latex")
+#: the column naming each row's classifier (absent from results of one classifier written before)
+CLASSIFIER = "classifier"
+
+
+def has_classifier_column(runs: pd.DataFrame) -> bool:
+    """Whether the results record their classifier (a ``classifier`` column with a value)."""
+    return CLASSIFIER in runs.columns and bool(runs[CLASSIFIER].notna().any())
+
+
+def classifiers_in(runs: pd.DataFrame) -> list[str]:
+    """The classifiers the results record, in order of appearance; [] without the column."""
+    if not has_classifier_column(runs):
+        return []
+    return [str(c) for c in dict.fromkeys(runs[CLASSIFIER].dropna())]
+
+
+def select_classifier(runs: pd.DataFrame, classifier: str | None = None) -> pd.DataFrame:
+    """The rows of ``classifier``; all rows when it is None.
+
+    Raises FsbenchError when the results have no rows of that classifier, or record none.
+    """
+    if classifier is None:
+        return runs
+    known = classifiers_in(runs)
+    if not known:
+        raise FsbenchError(f"These results record no classifier (one classifier, written before fsbench "
+                           f"evaluated several), so they cannot be filtered to {classifier!r}; leave out the "
+                           "classifier option.")
+    if classifier not in known:
+        raise FsbenchError(f"The results have no rows of classifier {classifier!r}; choose one of "
+                           f"{', '.join(known)}.")
+    return runs[runs[CLASSIFIER].astype(str) == classifier]
+
+
+def group_keys(runs: pd.DataFrame, *keys: str) -> list[str]:
+    """``keys``, preceded by ``classifier`` when the results record it (never pooled over)."""
+    return [CLASSIFIER, *keys] if CLASSIFIER in runs.columns else list(keys)
 
 
 def per_repeat(runs: pd.DataFrame) -> pd.DataFrame:
-    """Accuracy per (dataset, selector, k, repeat), pooled over folds."""
-    grouped = runs.groupby(["dataset", "selector", "k", "repeat"], sort=False)[["n_correct", "n_test"]].sum()
+    """Accuracy per (dataset, selector, k, repeat), pooled over folds; per classifier too when
+    the results record one (a ``classifier`` column first)."""
+    keys = group_keys(runs, "dataset", "selector", "k", "repeat")
+    options = {"dropna": False} if CLASSIFIER in keys else {}
+    grouped = runs.groupby(keys, sort=False, **options)[["n_correct", "n_test"]].sum()
     grouped["accuracy"] = grouped["n_correct"] / grouped["n_test"]
     return grouped.reset_index()
 
 
-def summarize(runs: pd.DataFrame, k: int | None = None) -> pd.DataFrame:
-    """Mean, std and count of accuracy (%) per dataset x selector at k (default: the largest k)."""
+def summarize(runs: pd.DataFrame, k: int | None = None, classifier: str | None = None) -> pd.DataFrame:
+    """Mean, std and count of accuracy (%) per dataset x selector at k (default: the largest k),
+    per classifier too when the results record one (of ``classifier`` alone when given)."""
+    runs = select_classifier(runs, classifier)
     available = sorted(runs["k"].unique())
     if k is None:
         k = int(available[-1])
@@ -31,7 +81,9 @@ def summarize(runs: pd.DataFrame, k: int | None = None) -> pd.DataFrame:
             f"The results have no rows for k = {k}; choose one of {', '.join(map(str, available))}."
         )
     reps = per_repeat(runs[runs["k"] == k])
-    stats = reps.groupby(["dataset", "selector"], sort=False)["accuracy"].agg(["mean", "std", "count"])
+    keys = group_keys(reps, "dataset", "selector")
+    options = {"dropna": False} if CLASSIFIER in keys else {}
+    stats = reps.groupby(keys, sort=False, **options)["accuracy"].agg(["mean", "std", "count"])
     stats[["mean", "std"]] *= 100
     stats.attrs["k"] = k
     return stats.reset_index()
@@ -46,8 +98,20 @@ def _cell(mean: float, std: float, count: int, fmt: str) -> str:
     return f"{mean:.2f}{sep}{std:.2f}"
 
 
-def accuracy_table(runs: pd.DataFrame, k: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Wide tables (dataset rows, selector columns) of the mean and of the std at k."""
+def _one_classifier(runs: pd.DataFrame, classifier: str | None) -> pd.DataFrame:
+    runs = select_classifier(runs, classifier)
+    known = classifiers_in(runs)
+    if len(known) > 1:
+        raise FsbenchError(f"The results hold several classifiers ({', '.join(known)}), and a table of one "
+                           "number per dataset and selector shows one; choose it with the classifier option.")
+    return runs
+
+
+def accuracy_table(runs: pd.DataFrame, k: int | None = None,
+                   classifier: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Wide tables (dataset rows, selector columns) of the mean and of the std at k, of one
+    classifier: ``classifier``, or the only one the results hold (FsbenchError when several)."""
+    runs = _one_classifier(runs, classifier)
     stats = summarize(runs, k)
     datasets = list(dict.fromkeys(runs["dataset"]))
     selectors = list(dict.fromkeys(runs["selector"]))
@@ -58,17 +122,40 @@ def accuracy_table(runs: pd.DataFrame, k: int | None = None) -> tuple[pd.DataFra
     return means, stds
 
 
-def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown") -> str:
-    """The mean ± std table at k as markdown (best per row in bold), csv, or latex."""
+def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown",
+                 classifier: str | None = None) -> str:
+    """The mean ± std table at k as markdown (best per row in bold), csv, or latex.
+
+    With several classifiers in the results and ``classifier`` None: one table per classifier
+    (each with its own best per row), or for csv one table with a ``classifier`` column; with
+    ``classifier``: that classifier's rows only.
+    """
     if fmt not in FORMATS:
         raise FsbenchError(f"Unknown table format {fmt!r}; use one of {', '.join(FORMATS)}.")
+    runs = select_classifier(runs, classifier)
+    known = classifiers_in(runs)
+    if fmt == "csv":
+        stats = summarize(runs, k)
+        long = stats.rename(columns={"mean": "accuracy_mean", "std": "accuracy_std", "count": "n_repeats"})
+        long.insert(long.columns.get_loc("selector") + 1, "k", stats.attrs["k"])
+        return long.to_csv(index=False, float_format="%.4f")
+    if len(known) <= 1:
+        return _format_wide(runs, k, fmt, known[0] if known else None, several=False)
+    k = summarize(runs, k).attrs["k"]  # the same k for every block (an unknown k fails here)
+    blocks = [_format_wide(select_classifier(runs, c), k, fmt, c, several=True) for c in known]
+    if fmt == "markdown":
+        caption = (f"Test accuracy (%) with the top {k} features, mean ± std over repetitions, one table per "
+                   "classifier; best per row in bold.")
+        return caption + "\n\n" + "\n".join(blocks)
+    return "\n".join(blocks)
+
+
+def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | None, several: bool) -> str:
+    """One classifier's table (markdown or latex); ``classifier`` None: results without the column.
+    Markdown blocks of several classifiers have a heading instead of the caption."""
     means, stds = accuracy_table(runs, k)
     counts = means.attrs["counts"]
     k = means.attrs["k"]
-    if fmt == "csv":
-        long = summarize(runs, k).rename(columns={"mean": "accuracy_mean", "std": "accuracy_std", "count": "n_repeats"})
-        long.insert(2, "k", k)
-        return long.to_csv(index=False, float_format="%.4f")
     best = means.max(axis=1)
     header = ["dataset", *means.columns]
     lines = []
@@ -80,11 +167,13 @@ def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown"
                 text = f"**{text}**" if fmt == "markdown" else rf"\textbf{{{text}}}"
             cells.append(text)
         lines.append(cells)
-    caption = f"Test accuracy (%) with the top {k} features, mean ± std over repetitions; best per row in bold."
+    of = f" of classifier {classifier}" if classifier is not None else ""
+    caption = f"Test accuracy (%){of} with the top {k} features, mean ± std over repetitions; best per row in bold."
     if fmt == "markdown":
         out = [f"| {' | '.join(header)} |", "|" + "---|" * len(header)]
         out += [f"| {' | '.join(cells)} |" for cells in lines]
-        return caption + "\n\n" + "\n".join(out) + "\n"
+        head = f"Classifier {classifier}:" if several else caption
+        return head + "\n\n" + "\n".join(out) + "\n"
     def tex(s: str) -> str:
         return s.replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
 
