@@ -8,13 +8,18 @@ Files are looked for in ``data_dir`` or $FSBENCH_DATA, then in the per-user cach
 against its registered sha256 or git blob id (:mod:`fsbench.datasets.integrity`). Every problem with
 a file is a :class:`fsbench.errors.DataError` naming the problem and its fix; an unknown name is
 a :class:`fsbench.errors.ConfigError` with a did-you-mean.
+
+A user's own data file (CSV/TSV/text, Parquet, ARFF, .mat, .npz, svmlight) is read and checked by
+:func:`read_data_file` (:mod:`fsbench.datasets.files` states the rules), which returns a
+:class:`UserData`.
 """
 
 from fsbench.datasets.fetch import fetch
+from fsbench.datasets.files import UserData, describe_data_file, read_data_file
 from fsbench.datasets.integrity import git_blob_id
 from fsbench.datasets.loaders import Dataset, load
 from fsbench.datasets.paths import cache_dir, data_dirs, locate
 from fsbench.datasets.registry import DataFile, DatasetSpec, all_datasets, resolve
 
-__all__ = ["DataFile", "Dataset", "DatasetSpec", "all_datasets", "cache_dir", "data_dirs", "fetch",
-           "git_blob_id", "load", "locate", "resolve"]
+__all__ = ["DataFile", "Dataset", "DatasetSpec", "UserData", "all_datasets", "cache_dir", "data_dirs",
+           "describe_data_file", "fetch", "git_blob_id", "load", "locate", "read_data_file", "resolve"]

@@ -19,7 +19,8 @@ from fsbench.datasets.paths import cache_dir, data_dirs, locate
 from fsbench.datasets.registry import DatasetSpec, resolve
 from fsbench.errors import DataError
 
-__all__ = ["Dataset", "load", "read_files"]
+__all__ = ["MAT_KEYS", "ContentProblem", "Dataset", "MatKeysNotFound", "as_labels", "as_matrix", "check",
+           "choose_mat_keys", "load", "nonfinite", "read_files", "read_mat"]
 
 # (data, labels) variable names accepted in a .mat file, in order of preference.
 MAT_KEYS = (("X", "Y"), ("fea", "gnd"), ("data", "label"))
@@ -73,16 +74,57 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).strip()[:120]}"
 
 
-def _pick_keys(names: Sequence[str]) -> tuple[str, str] | None:
+class MatKeysNotFound(LookupError):
+    """A .mat file lacks the data and label variables asked for.
+
+    ``names`` lists the variables the file holds; ``missing`` the names asked for explicitly that
+    it lacks (empty when none was asked for and no pair of :data:`MAT_KEYS` is present).
+    """
+
+    def __init__(self, names: Sequence[str], missing: Sequence[str] = ()) -> None:
+        super().__init__(", ".join(missing) or "no data and label variables")
+        self.names = list(names)
+        self.missing = list(missing)
+
+
+def choose_mat_keys(names: Sequence[str], x: str | None = None,
+                    y: str | None = None) -> tuple[str, str]:
+    """The (data, labels) variable names to read from a file holding variables ``names``.
+
+    Without ``x`` and ``y``: the first pair of :data:`MAT_KEYS` present, matched exactly, else
+    ignoring case. A name given is used as is (exactly, else ignoring case when that is unique);
+    when only one is given, the other is the first of its half of :data:`MAT_KEYS` present.
+    Raises :class:`MatKeysNotFound`.
+    """
     present = list(names)
-    lower = {n.lower(): n for n in present}
-    for x_key, y_key in MAT_KEYS:
-        if x_key in present and y_key in present:
-            return x_key, y_key
-    for x_key, y_key in MAT_KEYS:
-        if x_key.lower() in lower and y_key.lower() in lower:
-            return lower[x_key.lower()], lower[y_key.lower()]
-    return None
+    if x is None and y is None:
+        lower = {n.lower(): n for n in present}
+        for x_key, y_key in MAT_KEYS:
+            if x_key in present and y_key in present:
+                return x_key, y_key
+        for x_key, y_key in MAT_KEYS:
+            if x_key.lower() in lower and y_key.lower() in lower:
+                return lower[x_key.lower()], lower[y_key.lower()]
+        raise MatKeysNotFound(present)
+
+    def find(wanted: str) -> str | None:
+        if wanted in present:
+            return wanted
+        folded = [n for n in present if n.lower() == wanted.lower()]
+        return folded[0] if len(folded) == 1 else None
+
+    def default(half: int) -> str | None:
+        for pair in MAT_KEYS:
+            if (found := find(pair[half])) is not None:
+                return found
+        return None
+
+    x_key = find(x) if x is not None else default(0)
+    y_key = find(y) if y is not None else default(1)
+    if x_key is None or y_key is None:
+        missing = [w for w, k in ((x, x_key), (y, y_key)) if w is not None and k is None]
+        raise MatKeysNotFound(present, missing)
+    return x_key, y_key
 
 
 def _missing_keys(spec: DatasetSpec, path: Path, names: Sequence[str]) -> DataError:
@@ -91,8 +133,17 @@ def _missing_keys(spec: DatasetSpec, path: Path, names: Sequence[str]) -> DataEr
     return _bad(spec, str(path), f"has no data and label variables {wanted} (it holds: {found})")
 
 
+def _matlab_class(node: Any) -> str:
+    value = node.attrs.get("MATLAB_class", b"")
+    return value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
+
+
 def _read_h5_variable(node: Any) -> Any:
-    """A MATLAB v7.3 variable: HDF5 stores MATLAB's column-major arrays transposed."""
+    """A MATLAB v7.3 variable: HDF5 stores MATLAB's column-major arrays transposed.
+
+    Sparse matrices come back as scipy CSC matrices, char arrays as an array of one string per
+    row (trailing blanks removed), cell arrays as an object array of their elements.
+    """
     import h5py
     import scipy.sparse
 
@@ -103,32 +154,49 @@ def _read_h5_variable(node: Any) -> Any:
         return scipy.sparse.csc_matrix((data, node["ir"][()], jc), shape=(n_rows, len(jc) - 1))
     if not isinstance(node, h5py.Dataset):
         raise TypeError(f"variable {node.name!r} is a {type(node).__name__}, not an array")
-    return np.asarray(node[()]).T
+    value = np.asarray(node[()]).T
+    kind = _matlab_class(node)
+    if kind == "char" and value.dtype.kind in "iu":
+        rows = np.atleast_2d(value)
+        return np.array(["".join(map(chr, row)).rstrip() for row in rows.tolist()])
+    if kind == "cell" and h5py.check_ref_dtype(node.dtype) is not None:
+        cells = np.empty(value.shape, dtype=object)
+        for index, ref in np.ndenumerate(value):
+            cells[index] = _read_h5_variable(node.file[ref])
+        return cells
+    return value
 
 
-def _read_mat(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
+def read_mat(path: Path, x: str | None = None, y: str | None = None) -> tuple[str, str, Any, Any]:
+    """``(x_key, y_key, data, labels)`` read from a MATLAB .mat file, v5 (scipy) or v7.3 (HDF5).
+
+    The variables are chosen by :func:`choose_mat_keys`; v7.3 arrays are transposed back to
+    MATLAB's layout. Raises :class:`MatKeysNotFound` when they are missing; any other exception
+    means the file cannot be read as a .mat file.
+    """
     import h5py
     import scipy.io
 
+    if h5py.is_hdf5(path):  # MATLAB v7.3
+        with h5py.File(path, "r") as fh:
+            names = [k for k in fh if not k.startswith("#")]
+            x_key, y_key = choose_mat_keys(names, x, y)
+            return x_key, y_key, _read_h5_variable(fh[x_key]), _read_h5_variable(fh[y_key])
+    variables = scipy.io.loadmat(path)
+    names = [k for k in variables if not k.startswith("__")]
+    x_key, y_key = choose_mat_keys(names, x, y)
+    return x_key, y_key, variables[x_key], variables[y_key]
+
+
+def _read_mat(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
     try:
-        if h5py.is_hdf5(path):  # MATLAB v7.3
-            with h5py.File(path, "r") as fh:
-                names = [k for k in fh if not k.startswith("#")]
-                keys = _pick_keys(names)
-                if keys is None:
-                    raise _missing_keys(spec, path, names)
-                return _read_h5_variable(fh[keys[0]]), _read_h5_variable(fh[keys[1]])
-        variables = scipy.io.loadmat(path)
-    except DataError:
-        raise
+        _, _, data, labels = read_mat(path)
+    except MatKeysNotFound as exc:
+        raise _missing_keys(spec, path, exc.names) from None
     except Exception as exc:  # any parse failure means the file is damaged or not a .mat
         problem = f"cannot be read as a MATLAB .mat file ({_reason(exc)})"
         raise _bad(spec, str(path), problem) from exc
-    names = [k for k in variables if not k.startswith("__")]
-    keys = _pick_keys(names)
-    if keys is None:
-        raise _missing_keys(spec, path, names)
-    return variables[keys[0]], variables[keys[1]]
+    return data, labels
 
 
 def _read_semeion(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
@@ -169,19 +237,27 @@ def _read_csv(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
     return X, frame[label_col].to_numpy()
 
 
-def _as_matrix(spec: DatasetSpec, where: str, X: Any) -> np.ndarray:
+class ContentProblem(ValueError):
+    """What is wrong with the arrays read from a file, as a clause ("has labels of shape ...");
+    the caller names the file and adds the fix."""
+
+
+def as_matrix(X: Any) -> np.ndarray:
+    """``X`` as a float64 samples x features matrix (sparse densified); raises ContentProblem."""
     import scipy.sparse
 
     if scipy.sparse.issparse(X):
         X = X.toarray()
     X = np.asarray(X)
     if X.ndim != 2 or X.dtype.kind not in "biuf":
-        raise _bad(spec, where, f"holds data of shape {X.shape} and type {X.dtype}, not a numeric "
-                                "samples x features matrix")
+        raise ContentProblem(f"holds data of shape {X.shape} and type {X.dtype}, not a numeric "
+                             "samples x features matrix")
     return X.astype(np.float64, copy=False)
 
 
-def _as_labels(spec: DatasetSpec, where: str, labels: Any) -> np.ndarray:
+def as_labels(labels: Any) -> np.ndarray:
+    """``labels`` flattened to one per sample (sparse densified, objects as strings); raises
+    ContentProblem for another shape or a NaN or infinite label."""
     import scipy.sparse
 
     if scipy.sparse.issparse(labels):
@@ -190,12 +266,38 @@ def _as_labels(spec: DatasetSpec, where: str, labels: Any) -> np.ndarray:
     if labels.ndim == 2 and 1 in labels.shape:
         labels = labels.ravel()
     if labels.ndim != 1:
-        raise _bad(spec, where, f"has labels of shape {labels.shape}, expected one per sample")
+        raise ContentProblem(f"has labels of shape {labels.shape}, expected one per sample")
     if labels.dtype.kind == "f" and not np.isfinite(labels).all():
-        raise _bad(spec, where, "has missing (NaN) or infinite labels")
+        raise ContentProblem("has missing (NaN) or infinite labels")
     if labels.dtype.kind == "O":
         labels = labels.astype(str)
     return labels
+
+
+def nonfinite(X: np.ndarray) -> tuple[int, int, int, int] | None:
+    """``(n_nan, n_inf, row, column)`` of X's NaN and infinite values, the first in row order;
+    None when every value is finite."""
+    finite = np.isfinite(X)
+    if finite.all():
+        return None
+    n_nan = int(np.isnan(X).sum())
+    n_inf = int((~finite).sum()) - n_nan
+    row, col = (int(v) for v in np.argwhere(~finite)[0])
+    return n_nan, n_inf, row, col
+
+
+def _as_matrix(spec: DatasetSpec, where: str, X: Any) -> np.ndarray:
+    try:
+        return as_matrix(X)
+    except ContentProblem as exc:
+        raise _bad(spec, where, str(exc)) from None
+
+
+def _as_labels(spec: DatasetSpec, where: str, labels: Any) -> np.ndarray:
+    try:
+        return as_labels(labels)
+    except ContentProblem as exc:
+        raise _bad(spec, where, str(exc)) from None
 
 
 def read_files(spec: DatasetSpec, paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:
@@ -236,11 +338,8 @@ def check(spec: DatasetSpec, X: np.ndarray, labels: np.ndarray, where: str) -> D
         found = "/".join(map(str, sizes))
         raise _bad(spec, where, f"has class sizes {found}, expected "
                                 f"{'/'.join(map(str, spec.class_sizes))}")
-    finite = np.isfinite(X)
-    if not finite.all():
-        n_nan = int(np.isnan(X).sum())
-        n_inf = int((~finite).sum()) - n_nan
-        row, col = (int(v) for v in np.argwhere(~finite)[0])
+    if (bad := nonfinite(X)) is not None:
+        n_nan, n_inf, row, col = bad
         raise _bad(spec, where, f"contains {n_nan} NaN and {n_inf} infinite values (first at "
                                 f"sample {row}, feature {col}) and fsbench does not impute")
     X = np.ascontiguousarray(X, dtype=np.float64)
