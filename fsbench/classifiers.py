@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fsbench.config import ClassifierConfig
+    from fsbench.experiment import ClassifierConfig
 
 #: parameters no config may set, and why
 RESERVED = {"random_state": "fsbench derives it from the config seed and the task"}

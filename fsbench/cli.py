@@ -13,6 +13,7 @@ from fsbench.errors import FsbenchError
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_TASKS_FAILED = 1  # the run finished, but some tasks failed (failures.csv); rerunning retries them
 
 
 class _Group(click.Group):
@@ -88,7 +89,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     from fsbench.console import INTERRUPTED, Progress, sigterm_as_interrupt, stop_workers
     from fsbench.report import format_table, plot_curves
     from fsbench.runner import run_experiment
-    from fsbench.store import atomic_write_text
+    from fsbench.store import atomic_write_text, load_failures
 
     experiment = load_experiment(config)
     out = out or Path("results") / experiment.name
@@ -108,14 +109,28 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     if result.skipped:
         click.echo(f"Skipped (files not found): {', '.join(result.skipped)}; "
                    "'fsbench datasets fetch NAME' gets them.", err=True)
-    table = format_table(result.runs, None, "markdown")
-    atomic_write_text(result.out_dir / "table.md", table)
-    figures = plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)
-    click.echo(table)
-    names = ["config.yaml", "runs.csv.gz"] + (["runlog.jsonl"] if result.n_resumed < result.n_tasks else [])
-    written = [result.out_dir / name for name in [*names, "table.md"]] + list(figures)
+    names = ["config.yaml"] + (["runlog.jsonl"] if result.n_resumed < result.n_tasks else [])
+    names += ["failures.csv"] if result.failed else []
+    figures: list[Path] = []
+    if len(result.runs):
+        failures = load_failures(result.out_dir)
+        table = format_table(result.runs, None, "markdown", failures=failures)
+        atomic_write_text(result.out_dir / "table.md", table)
+        figures = plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)
+        click.echo(table)
+        names += ["runs.csv.gz", "table.md"]
+    written = [result.out_dir / name for name in names] + list(figures)
     click.echo(f"{result.n_tasks} tasks ({result.n_resumed} resumed) in {result.seconds:.1f} s; wrote "
                f"{', '.join(str(p) for p in written)} and the task files in {result.out_dir / 'tasks'}/")
+    if result.failed:
+        click.echo(f"Error: {len(result.failed)} of {result.n_tasks} tasks failed (failures.csv); run the same "
+                   "command again to retry them:", err=True)
+        for failure in result.failed[:20]:
+            click.echo(f"  {failure['dataset']} repeat {failure['repeat']} fold {failure['fold']} "
+                       f"{failure['selector']}: {failure['error']}", err=True)
+        if len(result.failed) > 20:
+            click.echo(f"  ... and {len(result.failed) - 20} more in failures.csv", err=True)
+        sys.exit(EXIT_TASKS_FAILED)
 
 
 @main.command()
@@ -154,7 +169,10 @@ def discard(results_dir: Path, selectors: tuple[str, ...], datasets: tuple[str, 
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the table to this file instead of printing it.")
-def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, output: Path | None) -> None:
+@click.option("--classifier", default=None,
+              help="Only this classifier's results (default: every classifier, one table each).")
+def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, output: Path | None,
+          classifier: str | None) -> None:
     """Mean ± std test accuracy per dataset x selector at k selected features.
 
     With --paper, each cell of the paper's table reads "ours (printed, ours - printed)", with
@@ -166,7 +184,10 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
     if paper is None:
         if results_dir is None:
             raise FsbenchError("Give a RESULTS_DIR (for example results/quickstart) or --paper NAME.")
-        text = format_table(load_runs(results_dir), k, fmt)
+        from fsbench.store import load_failures
+
+        text = format_table(load_runs(results_dir), k, fmt, classifier=classifier,
+                            failures=load_failures(results_dir))
     else:
         from fsbench.papers import TABLES
         from fsbench.report.paper import compare_table, format_paper_table
@@ -176,7 +197,8 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
         folder = Path(results_dir or Path("results") / "papers" / paper)
         home = folder if folder.is_dir() else folder.parent
         runs, (planned, skipped) = complete_runs(home, load_runs(folder)), planned_datasets(home)
-        parts = [format_paper_table(t, compare_table(t, runs, planned, skipped), fmt) for t in TABLES[paper]]
+        parts = [format_paper_table(t, compare_table(t, runs, planned, skipped, classifier=classifier), fmt)
+                 for t in TABLES[paper]]
         text = "\n".join(parts)
     if output:
         from fsbench.store import atomic_write_text
@@ -192,7 +214,9 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
 @click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file stem (default: RESULTS_DIR/curves); writes .png and .pdf.")
 @click.option("--no-bands", is_flag=True, help="Draw the mean curves without their ± 1 sd bands.")
-def plot(results_dir: Path, out: Path | None, no_bands: bool) -> None:
+@click.option("--classifier", default=None,
+              help="Only this classifier's curves (default: every classifier, panels of its own each).")
+def plot(results_dir: Path, out: Path | None, no_bands: bool, classifier: str | None) -> None:
     """Accuracy vs number of selected features: a panel per dataset, a line per selector, light ± 1 sd bands."""
     from fsbench.report import plot_curves
     from fsbench.store import load_runs
@@ -200,7 +224,7 @@ def plot(results_dir: Path, out: Path | None, no_bands: bool) -> None:
     runs = load_runs(results_dir)
     stem = out or (results_dir if results_dir.is_dir() else results_dir.parent) / "curves"
     for path in plot_curves(runs, stem.with_suffix("") if stem.suffix in (".png", ".pdf") else stem,
-                            bands=not no_bands):
+                            bands=not no_bands, classifier=classifier):
         click.echo(f"wrote {path}")
 
 
@@ -376,11 +400,28 @@ def datasets_list(data_dir: Path | None) -> None:
 @datasets.command("info")
 @click.argument("name")
 @_data_dir_option
-def datasets_info(name: str, data_dir: Path | None) -> None:
-    """Everything the registry knows about dataset NAME (aliases accepted)."""
+@click.option("--label", default=None, metavar="COLUMN",
+              help="A data file's label column: name or position from 0 (default: the last).")
+@click.option("--x", "x", default=None, metavar="VAR", help="A .mat/.npz file's data variable.")
+@click.option("--y", "y", default=None, metavar="VAR", help="A .mat/.npz file's label variable.")
+def datasets_info(name: str, data_dir: Path | None, label: str | None, x: str | None,
+                  y: str | None) -> None:
+    """Everything the registry knows about dataset NAME (aliases accepted), or how fsbench
+    reads the data file NAME (a path: an existing file, or one with a folder or a data file
+    extension): its format, shape, label column, classes with their sizes, constant features
+    and sha256. --label, --x and --y are a config's label:, x: and y:.
+    """
     from fsbench.datasets import data_dirs, locate, resolve
+    from fsbench.datasets.files import describe_data_file, looks_like_data_file
     from fsbench.datasets.integrity import read_record
 
+    if looks_like_data_file(name):
+        click.echo(describe_data_file(Path(name), label=label, x=x, y=y))
+        return
+    if label is not None or x is not None or y is not None:
+        raise FsbenchError(f"--label, --x and --y describe how to read a data file, and {name!r} is "
+                           "not a path; give the file's path, or leave them out for a registered "
+                           "dataset.")
     spec = resolve(name)
     found = locate(spec.name, data_dir)
     click.echo(f"{spec.title} ({spec.name})")

@@ -40,7 +40,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fsbench.entries import parse_classifier, parse_selector
+from fsbench.entries import parse_classifier, parse_classifiers, parse_selector
 from fsbench.errors import ConfigError, FsbenchError
 from fsbench.experiment import (
     BACKENDS,
@@ -65,7 +65,7 @@ __all__ = ["BACKENDS", "CLASSIFIERS", "PROTOCOLS", "RESERVED_PARAMS", "SELECT_ON
 TOP_KEYS = {
     "name": "experiment name", "description": "free text", "seed": "integer",
     "datasets": "list of dataset names", "preprocessing": "mapping", "protocol": "mapping",
-    "inner_cv": "mapping", "selectors": "list", "classifier": "mapping",
+    "inner_cv": "mapping", "selectors": "list", "classifier": "mapping", "classifiers": "list",
     "n_features": "list of k", "n_jobs": "integer",
 }
 
@@ -122,7 +122,10 @@ def parse_experiment(
 
     protocol = _parse_protocol(r, top.get("protocol"))
     inner_cv = _parse_inner_cv(r, top.get("inner_cv"))
+    if "classifier" in top and "classifiers" in top:
+        r.fail(top["classifiers"], "classifiers", "give 'classifier' (one) or 'classifiers' (a list), not both.")
     classifier = parse_classifier(r, top.get("classifier"))
+    classifiers = parse_classifiers(r, top["classifiers"]) if "classifiers" in top else ()
     n_features = _parse_n_features(r, top["n_features"])
     for spec in specs:
         if spec.n_features and max(n_features) > spec.n_features:
@@ -132,7 +135,7 @@ def parse_experiment(
 
     selectors: list[SelectorConfig] = []
     for i, item in enumerate(r.sequence(top["selectors"], "selectors")):
-        sel = parse_selector(r, item, join_key("selectors", i))
+        sel = parse_selector(r, item, join_key("selectors", i), standardize=standardize)
         if any(s.label == sel.label for s in selectors):
             r.fail(item, join_key("selectors", i),
                    f"label {sel.label!r} is used twice; give each entry a distinct 'label'.")
@@ -141,7 +144,7 @@ def parse_experiment(
     return Experiment(
         name=name, seed=seed, datasets=tuple(datasets), selectors=tuple(selectors),
         n_features=n_features, standardize=standardize, protocol=protocol, inner_cv=inner_cv,
-        classifier=classifier, n_jobs=n_jobs, description=description, source=source,
+        classifier=classifier, classifiers=classifiers, n_jobs=n_jobs, description=description, source=source,
     )
 
 

@@ -39,15 +39,87 @@ def parse_classifier(r: Reader, node: Located | None) -> ClassifierConfig:
     return ClassifierConfig(name=name, backend=backend, C=C)
 
 
-def parse_selector(r: Reader, node: Located, path: str) -> SelectorConfig:
-    from fsbench.selectors import get_selector
+CLASSIFIER_KEYS = {"name": "", "label": "", "class": "", "params": "", "grid": "", "C": "", "backend": ""}
+
+
+def parse_classifiers(r: Reader, node: Located, path: str = "classifiers") -> tuple[Any, ...]:
+    """A ``classifiers:`` list: each entry a built-in name (``linear_svm``, ``crammer_singer``,
+    ``knn``, ``logistic``, ``random_forest``) or a mapping with ``name`` (a built-in, or the
+    label of a ``class:`` given by import path), ``params`` and ``grid``; the built-in SVMs also
+    take ``C`` (a list is tuned, a number fixed) and ``linear_svm`` its ``backend``, as under
+    ``classifier:``. Each is checked against its estimator (fsbench.classifiers)."""
+    from fsbench.classifiers import ClassifierSpecError, check_classifier_spec, classifier_spec
+
+    specs = []
+    for i, item in enumerate(r.sequence(node, path)):
+        where = join_key(path, i)
+        if isinstance(item.value, str):
+            item = Located({"name": item}, item.line)
+        m = r.mapping(item, where, CLASSIFIER_KEYS)
+        if "name" not in m:
+            r.fail(item, where, "a classifier needs a 'name' (a built-in, or a label with 'class').")
+        name = r.string(m["name"], join_key(where, "name"))
+        kind = r.string(m["class"], join_key(where, "class")) if "class" in m else name
+        label = r.string(m["label"], join_key(where, "label")) if "label" in m else name
+        params = _plain_mapping(r, m.get("params"), join_key(where, "params"))
+        grid: dict[str, tuple[Any, ...]] = {}
+        if "grid" in m:
+            if not isinstance(m["grid"].value, dict):
+                r.fail(m["grid"], join_key(where, "grid"), "expected a mapping of parameter: [values].")
+            for key, values in m["grid"].value.items():
+                at = join_key(join_key(where, "grid"), key)
+                grid[key] = tuple(_plain_value(r, v, join_key(at, j)) for j, v in enumerate(r.sequence(values, at)))
+        for key in ("C", "backend"):
+            if key in m:
+                if key in params or key in grid:
+                    r.fail(m[key], join_key(where, key), "is also under params or grid; keep one.")
+                value = m[key].value
+                if key == "C" and isinstance(value, list):
+                    grid["C"] = tuple(r.number(v, join_key(join_key(where, "C"), j), positive=True)
+                                      for j, v in enumerate(r.sequence(m["C"], join_key(where, "C"))))
+                else:
+                    params[key] = _plain_value(r, m[key], join_key(where, key))
+        spec = classifier_spec(kind, label=label, params=params, grid=grid)
+        try:
+            spec = check_classifier_spec(spec)
+        except ClassifierSpecError as exc:
+            top = (exc.where or "").split(".")[0].split("[")[0]
+            at = m.get(top) or m.get("class") or m["name"]
+            r.fail(at, join_key(where, exc.where) if exc.where else where, str(exc).rstrip(".") + ".")
+        if any(s.label == spec.label for s in specs):
+            r.fail(m["name"], join_key(where, "name"),
+                   f"classifier {spec.label!r} is listed twice; give each entry a distinct 'label'.")
+        specs.append(spec)
+    return tuple(specs)
+
+
+SELECTOR_KEYS = {"name": "", "label": "", "class": "", "score_func": "", "params": "", "grid": "", "timeout": ""}
+
+
+def parse_selector(r: Reader, node: Located, path: str, *, standardize: str = "train") -> SelectorConfig:
+    """A selector entry: a registered name, a name an installed package registers (entry-point
+    group ``fsbench.selectors``), or a user's estimator (``class:``) or score function
+    (``score_func:``) by import path, with ``params``, ``grid`` and an optional ``timeout``."""
+    from fsbench.selectors import get_selector, registry
 
     if isinstance(node.value, str):
         node = Located({"name": node}, node.line)
-    m = r.mapping(node, path, {"name": "", "label": "", "params": "", "grid": ""})
+    m = r.mapping(node, path, SELECTOR_KEYS)
     if "name" not in m:
         r.fail(node, path, "a selector needs a 'name' ('fsbench selectors' lists them).")
     name = r.string(m["name"], join_key(path, "name"))
+    timeout = _parse_timeout(r, m, path)
+    if "class" in m or "score_func" in m:
+        return _parse_plugin(r, m, node, path, name, timeout, standardize)
+    if name not in registry():
+        from fsbench.plugins import PluginError, find_plugin
+
+        try:
+            spec = find_plugin(name)
+        except PluginError as exc:
+            r.fail(m["name"], join_key(path, "name"), str(exc))
+        if spec is not None:
+            return _parse_plugin(r, m, node, path, name, timeout, standardize, spec)
     try:
         info = get_selector(name)
     except ConfigError as exc:
@@ -88,7 +160,57 @@ def parse_selector(r: Reader, node: Located, path: str) -> SelectorConfig:
             grid[key] = values
     _check_params(r, info.cls, params, grid, m, node, path)
     return SelectorConfig(name=name, label=label, params=tuple(sorted(params.items())),
-                          grid=tuple(sorted(grid.items())))
+                          grid=tuple(sorted(grid.items())), timeout=timeout)
+
+
+def _parse_timeout(r: Reader, m: dict[str, Located], path: str) -> float | None:
+    if "timeout" not in m:
+        return None
+    return r.number(m["timeout"], join_key(path, "timeout"), positive=True)
+
+
+def _parse_plugin(r: Reader, m: dict[str, Located], node: Located, path: str, name: str, timeout: float | None,
+                  standardize: str, spec: Any = None) -> SelectorConfig:
+    """A user's selector: resolved, its params and grid checked, and fitted once on a tiny problem
+    (:func:`fsbench.plugins.probe`), so a broken plugin fails here, naming the config line."""
+    from fsbench.plugins import PluginError, probe, resolve
+
+    key_nodes = {k: m[k] for k in ("class", "score_func", "params", "grid") if k in m}
+    try:
+        if spec is None:
+            spec = resolve(class_path=r.string(m["class"], join_key(path, "class")) if "class" in m else None,
+                           score_func=r.string(m["score_func"], join_key(path, "score_func"))
+                           if "score_func" in m else None)
+        params = _plain_mapping(r, m.get("params"), join_key(path, "params"))
+        grid = {key: tuple(r.sequence(value, join_key(join_key(path, "grid"), key)))
+                for key, value in (m["grid"].value.items() if "grid" in m and isinstance(m["grid"].value, dict)
+                                   else [])}
+        if "grid" in m and not isinstance(m["grid"].value, dict):
+            r.fail(m["grid"], join_key(path, "grid"), "expected a mapping of parameter: [values].")
+        grid_values = {key: tuple(_plain_value(r, v, join_key(join_key(join_key(path, "grid"), key), i))
+                                  for i, v in enumerate(nodes)) for key, nodes in grid.items()}
+        probe(spec, params, grid_values, nonnegative=standardize == "none")
+    except PluginError as exc:
+        where = (exc.key or "").split(".")[0]
+        r.fail(key_nodes.get(where, m["name"]), join_key(path, exc.key) if exc.key else path,
+               str(exc).rstrip(".") + ".")
+    label = r.string(m["label"], join_key(path, "label")) if "label" in m else name
+    return SelectorConfig(name=spec.path, label=label, params=tuple(sorted(params.items())),
+                          grid=tuple(sorted(grid_values.items())), kind=spec.kind, timeout=timeout)
+
+
+def _plain_mapping(r: Reader, node: Located | None, path: str) -> dict[str, Any]:
+    if node is None:
+        return {}
+    if not isinstance(node.value, dict):
+        r.fail(node, path, "expected a mapping of parameter: value.")
+    return {key: _plain_value(r, value, join_key(path, key)) for key, value in node.value.items()}
+
+
+def _plain_value(r: Reader, node: Located, path: str) -> Any:
+    if isinstance(node.value, dict | list):
+        r.fail(node, path, f"expected a single value, got {describe_value(node.value)}.")
+    return node.value
 
 
 def _check_value(r: Reader, cls: type, key: str, node: Located, path: str, *, in_grid: bool) -> Any:

@@ -21,12 +21,32 @@ RESERVED_PARAMS = {
 # ----------------------------------------------------------------------------- the schema
 @dataclass(frozen=True)
 class SelectorConfig:
-    """One selector of the experiment; ``params`` and ``grid`` are sorted (key, value) pairs."""
+    """One selector of the experiment; ``params`` and ``grid`` are sorted (key, value) pairs.
+
+    ``kind`` is ``builtin`` (``name`` is a registry name), or, for a user's selector, ``class``
+    or ``score_func`` (``name`` is its import path, ``package.module:Name``); ``timeout`` limits
+    each fit, in seconds.
+    """
 
     name: str
     label: str
     params: tuple[tuple[str, Any], ...] = ()
     grid: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    kind: str = "builtin"
+    timeout: float | None = None
+
+    @property
+    def is_plugin(self) -> bool:
+        return self.kind != "builtin"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "label": self.label, "params": dict(self.params),
+                             "grid": {k: list(v) for k, v in self.grid}}
+        if self.is_plugin:  # built-ins keep the fingerprints of older results
+            d["kind"] = self.kind
+        if self.timeout is not None:
+            d["timeout"] = self.timeout
+        return d
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -95,19 +115,34 @@ class Experiment:
     n_jobs: int = 1
     description: str = ""
     source: str = "<config>"
+    #: the entries of a ``classifiers:`` list (fsbench.classifiers.ClassifierSpec); empty when the
+    #: config names its one classifier with ``classifier:`` (rows then have no classifier column)
+    classifiers: tuple[Any, ...] = ()
+
+    @property
+    def classifier_specs(self) -> tuple[Any, ...]:
+        """Every classifier as a ClassifierSpec (the single ``classifier:`` too); the first one scores
+        a selector's grid."""
+        if self.classifiers:
+            return self.classifiers
+        from fsbench.classifiers import spec_from_config
+
+        return (spec_from_config(self.classifier),)
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as plain data (what ``config.yaml`` in a results dir holds)."""
         d = asdict(self)
         d.pop("source")
-        d["selectors"] = [
-            {"name": s.name, "label": s.label, "params": dict(s.params),
-             "grid": {k: list(v) for k, v in s.grid}}
-            for s in self.selectors
-        ]
+        if self.classifiers:
+            d["classifiers"] = [c.to_dict() for c in self.classifiers]
+            d.pop("classifier")
+        else:  # a single classifier: the fingerprints of older results stay valid
+            d.pop("classifiers")
+        d["selectors"] = [s.to_dict() for s in self.selectors]
         d["datasets"] = list(self.datasets)
         d["n_features"] = list(self.n_features)
-        d["classifier"]["C"] = list(self.classifier.C)
+        if "classifier" in d:
+            d["classifier"]["C"] = list(self.classifier.C)
         return d
 
     def fingerprint(self) -> str:
@@ -117,6 +152,8 @@ class Experiment:
             d.pop(key)
         if d["protocol"]["select_on"] == "train":  # the default; keeps older fingerprints valid
             d["protocol"].pop("select_on")
+        for selector in d["selectors"]:
+            selector.pop("timeout", None)  # decides which fits fail, never a row's value
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
     def with_overrides(self, **changes: Any) -> Experiment:

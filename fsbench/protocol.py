@@ -63,8 +63,8 @@ from sklearn.base import ClassifierMixin
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
-from fsbench.config import ClassifierConfig, InnerCVConfig, ProtocolConfig
 from fsbench.errors import FsbenchError
+from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
 
 
 def derive_seed(*parts: Any) -> int:

@@ -21,14 +21,17 @@ file is recomputed, with a note.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import inspect
 import json
 import os
 import shutil
+import signal
+import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,7 @@ from fsbench.protocol import (
     Split,
     check_inner_cv,
     derive_seed,
+    evaluate_classifiers,
     evaluate_ranking,
     outer_splits,
     standardize,
@@ -58,6 +62,7 @@ from fsbench.store import (
     TASKS_DIR,
     DamagedTaskFile,
     check_writable_folder,
+    clear_failure,
     describe_os_error,
     finished_tasks,
     load_ranking,
@@ -66,6 +71,7 @@ from fsbench.store import (
     log_run,
     planned_datasets,
     planned_selectors,
+    read_failures,
     read_fingerprint,
     read_task,
     read_tasks,
@@ -73,6 +79,8 @@ from fsbench.store import (
     save_ranking,
     task_path,
     write_config,
+    write_failure,
+    write_failures,
     write_runs,
     write_task,
 )
@@ -123,6 +131,7 @@ class RunResult:
     seconds: float
     skipped: tuple[str, ...] = ()  # datasets without files, left out under skip_missing
     notes: tuple[str, ...] = ()  # what the run noticed and did (damaged task files recomputed, ...)
+    failed: tuple[dict[str, Any], ...] = ()  # tasks whose selector raised or timed out (failures.csv)
 
 
 def plan(experiment: Experiment, data: dict[str, Any]) -> list[Task]:
@@ -132,7 +141,7 @@ def plan(experiment: Experiment, data: dict[str, Any]) -> list[Task]:
     anything runs) when a k exceeds a dataset's features or a class is too small for the splits.
     """
     tasks = []
-    needs_inner = experiment.classifier.tuned or any(s.grid for s in experiment.selectors)
+    needs_inner = any(c.tuned for c in experiment.classifier_specs) or any(s.grid for s in experiment.selectors)
     if experiment.protocol.n_outer > MAX_SPLITS:
         raise FsbenchError(f"The protocol asks for {experiment.protocol.n_outer} outer splits per dataset; "
                            f"fsbench plans at most {MAX_SPLITS}: lower protocol.n_trials or n_repeats.")
@@ -284,10 +293,44 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
                 log_run(out_dir, time.perf_counter() - started, len(tasks), n_run, workers,
                         interrupted=not finished)
 
-    rows = read_tasks(out_dir, [t.id for t in tasks]) + _unplanned_rows(out_dir, tasks, experiment.fingerprint())
-    runs = write_runs(out_dir, rows)
+    done = finished_tasks(out_dir)
+    failed = read_failures(out_dir, [t.id for t in tasks if t.id not in done], experiment.fingerprint())
+    write_failures(out_dir, failed)
+    rows = read_tasks(out_dir, [t.id for t in tasks if t.id in done])
+    rows += _unplanned_rows(out_dir, tasks, experiment.fingerprint())
+    runs = write_runs(out_dir, rows) if rows else pd.DataFrame(columns=["dataset", "selector", "k", "accuracy"])
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
-                     tuple(skipped), tuple(notes))
+                     tuple(skipped), tuple(notes), tuple(failed))
+
+
+class FitTimeout(Exception):
+    """A selector's fit ran past its ``timeout``."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise FitTimeout in the block after ``seconds`` (None: no limit).
+
+    A POSIX interval timer (SIGALRM) in the main thread, where joblib's workers run tasks; the
+    exception is raised when the interpreter next runs Python code, so a single long call into
+    compiled code (a BLAS routine, LIBSVM) is stopped when it returns.
+    """
+    if seconds is None:
+        yield
+        return
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        raise FsbenchError("A selector's timeout needs a POSIX system and the main thread; remove 'timeout'.")
+
+    def expire(signum: int, frame: Any) -> None:
+        raise FitTimeout(f"the fit ran past its timeout of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _refuse_constant_data(name: str, X: np.ndarray) -> None:
@@ -362,8 +405,9 @@ def _audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pa
            recompute_stale: bool = False) -> _Audit:
     """Check every found row against what this configuration and code would write."""
     fingerprint = experiment.fingerprint()
-    ks = sorted(experiment.n_features)
-    codes = {sel.name: selector_code(sel.name) for sel in experiment.selectors}
+    labels = [c.label for c in experiment.classifiers] or [""]
+    expected_rows = sorted((label, k) for label in labels for k in experiment.n_features)
+    codes = {sel.name: selector_identity(sel) for sel in experiment.selectors}
     protocol = protocol_code()
     audit = _Audit(set(), [], list(found.damaged), {}, [], {}, {})
     for task in tasks:
@@ -381,9 +425,14 @@ def _audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pa
                         f"{str(out_dir)!r} holds rows of another configuration ({where}: {key} = "
                         f"{row.get(key)!r} where this config gives {value!r}); pass --force to replace them "
                         "or --out to write elsewhere.")
-        if sorted(int(r.get("k", -1)) for r in rows) != ks:
-            raise FsbenchError(f"{str(out_dir)!r} holds rows of another configuration ({where}: k = "
-                               f"{sorted(r.get('k') for r in rows)} where this config gives {ks}); pass --force "
+        found_rows = sorted((str(r.get("classifier", "")), int(r.get("k", -1))) for r in rows)
+        if found_rows != expected_rows:
+            def shown(pairs: list[tuple[str, int]]) -> str:
+                return str([k for _, k in pairs]) if labels == [""] else str(pairs)
+
+            what = "k" if labels == [""] else "(classifier, k)"
+            raise FsbenchError(f"{str(out_dir)!r} holds rows of another configuration ({where}: {what} = "
+                               f"{shown(found_rows)} where this config gives {shown(expected_rows)}); pass --force "
                                "to replace them or --out to write elsewhere.")
         recorded = {r.get("code") for r in rows}
         label = task.selector.label
@@ -517,14 +566,37 @@ def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | Non
 
 # ----------------------------------------------------------------------------- one task
 def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, out_dir: Path, threads: int) -> str:
-    """Fit the selector on the task's training part, evaluate every k, save the rows."""
+    """Fit the selector on the task's training part, evaluate every k, save the rows.
+
+    A selector that raises (a user's selector, most likely) or runs past its ``timeout`` fails
+    this task only: the failure is saved (:func:`fsbench.store.write_failure`) instead of rows,
+    the run goes on, and the next run retries the task.
+    """
     t0 = time.perf_counter()
-    with threadpool_limits(limits=threads):
-        rows = _evaluate_task(experiment, task, X, y, out_dir / RANKINGS_DIR)
-    seconds = time.perf_counter() - t0  # the whole task: tuning, selection and evaluation
-    rows = [{**row, "task_seconds": seconds} for row in rows]
-    write_task(out_dir, task.id, rows)
+    try:
+        with threadpool_limits(limits=threads):
+            rows = _evaluate_task(experiment, task, X, y, out_dir / RANKINGS_DIR)
+    except OSError as exc:
+        if exc.errno in _STORAGE_ERRORS:
+            raise  # the results folder cannot be written: the run stops and says why
+        failure = exc
+    except Exception as exc:
+        failure = exc
+    else:
+        seconds = time.perf_counter() - t0  # the whole task: tuning, selection and evaluation
+        write_task(out_dir, task.id, [{**row, "task_seconds": seconds} for row in rows])
+        clear_failure(out_dir, task.id)
+        return task.id
+    reason = str(failure).strip().splitlines()[0] if str(failure).strip() else ""
+    write_failure(out_dir, task.id, {
+        "dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
+        "selector": task.selector.label, "method": task.selector.name,
+        "error": f"{type(failure).__name__}: {reason}" if reason else type(failure).__name__,
+        "seconds": time.perf_counter() - t0, "fingerprint": experiment.fingerprint()})
     return task.id
+
+
+_STORAGE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 
 def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, cache: Path) -> list[dict]:
@@ -550,15 +622,22 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
     if sel.grid:
         def fit_fold(Xf: np.ndarray, yf: np.ndarray, point: dict[str, Any], fold: int) -> np.ndarray:
             seed = derive_seed(sel_seed, "inner", fold)
-            return fit_selector(sel.name, {**sel.params_dict, **point}, Xf, yf, seed, max(ks), cache)["ranking"]
+            return fit_selector(sel.name, {**sel.params_dict, **point}, Xf, yf, seed, max(ks), cache,
+                                kind=sel.kind, timeout=sel.timeout)["ranking"]
 
         sel_eval_seed = eval_seed if X_sel is X_train else sel_seed
-        chosen, _ = tune_selector(fit_fold, X_sel, y_sel, sel.grid_points(), ks, experiment.classifier,
+        # scored with the first classifier (fsbench.protocol.tune_selector)
+        chosen, _ = tune_selector(fit_fold, X_sel, y_sel, sel.grid_points(), ks, experiment.classifier_specs[0],
                                   experiment.inner_cv.folds_for(y_sel.size), sel_eval_seed)
     params = {**sel.params_dict, **chosen}
-    fitted = fit_selector(sel.name, params, X_sel, y_sel, sel_seed, max(ks), cache)
-    evaluated = evaluate_ranking(X_train, y_train, X_test, y_test, fitted["ranking"], ks,
-                                 experiment.classifier, n_inner, eval_seed)
+    fitted = fit_selector(sel.name, params, X_sel, y_sel, sel_seed, max(ks), cache, kind=sel.kind,
+                          timeout=sel.timeout)
+    if experiment.classifiers:  # one ranking, every classifier and every k
+        evaluated = evaluate_classifiers(X_train, y_train, X_test, y_test, fitted["ranking"], ks,
+                                         experiment.classifiers, n_inner, eval_seed)
+    else:  # the single classifier: rows without a classifier column, as the papers' results have
+        evaluated = evaluate_ranking(X_train, y_train, X_test, y_test, fitted["ranking"], ks,
+                                     experiment.classifier, n_inner, eval_seed)
     common = {
         "experiment": experiment.name, "dataset": task.dataset, "repeat": split.repeat,
         "fold": split.fold, "selector": sel.label, "method": sel.name,
@@ -566,7 +645,7 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
         "fit_seconds": fitted["fit_seconds"], "n_iter": fitted["n_iter"],
         "standardize": experiment.standardize, "select_on": experiment.protocol.select_on,
         "seed": sel_seed, "split_seed": split.seed,
-        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__, "code": selector_code(sel.name),
+        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__, "code": selector_identity(sel),
         "protocol_code": protocol_code(),
         "selector_warnings": " | ".join(fitted["warnings"]),
         **{f"diag_{k}": v for k, v in fitted["diagnostics"].items()},
@@ -574,10 +653,37 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
     return [{**common, **row} for row in evaluated]
 
 
-def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int | None) -> str:
+def selector_identity(sel: SelectorConfig) -> str:
+    """The code identity recorded in a selector's rows: :func:`fsbench.selectors.selector_code` for a
+    built-in, :func:`fsbench.plugins.plugin_code` for a user's selector."""
+    return _selector_source(sel.name, sel.kind)[1]
+
+
+def _selector_source(name: str, kind: str) -> tuple[Callable[..., Any], str, bool]:
+    """How to build a selector: (build(params, k_max, seed), its code identity, whether it takes a seed)."""
+    if kind == "builtin":
+        cls = get_selector(name).cls
+        uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
+
+        def build(params: dict[str, Any], k_max: int, seed: int | None) -> Any:
+            return cls(n_features_to_select=k_max, **params, **({"random_state": seed} if uses_seed else {}))
+
+        return build, selector_code(name), uses_seed
+    from fsbench.plugins import build_selector, plugin_code, resolve, uses_random_state
+
+    spec = resolve(class_path=name) if kind == "class" else resolve(score_func=name)
+
+    def build_plugin(params: dict[str, Any], k_max: int, seed: int | None) -> Any:
+        return build_selector(spec, params, n_features_to_select=k_max, random_state=seed)
+
+    return build_plugin, plugin_code(spec), uses_random_state(spec)
+
+
+def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int | None,
+                code: str | None = None) -> str:
     """Cache key of a ranking: a hash of everything it depends on, the selector's code included."""
     h = hashlib.sha256()
-    h.update(json.dumps([selector_code(name), name, params, seed, X.shape], sort_keys=True,
+    h.update(json.dumps([code or selector_code(name), name, params, seed, X.shape], sort_keys=True,
                         default=repr).encode())
     h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
     h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
@@ -585,24 +691,26 @@ def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray,
 
 
 def fit_selector(
-    name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int, k_max: int, cache: Path | None
+    name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int, k_max: int, cache: Path | None,
+    *, kind: str = "builtin", timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Fit a registered selector (or take its ranking from the cache).
+    """Fit a selector (or take its ranking from the cache): a registered one, or a user's (``kind``
+    ``class`` or ``score_func``, ``name`` its import path), stopped after ``timeout`` seconds.
 
     Returns ranking, scores, fit_seconds, n_iter, diagnostics, the warnings it raised and, for
     selectors with ``objective_``, that trace as "objective" (also in the cache).
     """
-    cls = get_selector(name).cls
-    uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
+    build, code, uses_seed = _selector_source(name, kind)
     seed_arg = seed if uses_seed else None
-    key = ranking_key(name, params, X, y, seed_arg)
+    key = ranking_key(name, params, X, y, seed_arg, code)
     if cache is not None and (hit := load_ranking(cache, key)) is not None:
         return hit
-    selector = cls(n_features_to_select=k_max, **params, **({"random_state": seed_arg} if uses_seed else {}))
+    selector = build(params, k_max, seed_arg)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
-        selector.fit(X, y)
+        with time_limit(timeout):
+            selector.fit(X, y)
         seconds = time.perf_counter() - t0
     ranking = np.asarray(selector.ranking_, dtype=np.int64)
     if ranking.shape != (X.shape[1],) or not np.array_equal(np.sort(ranking), np.arange(X.shape[1])):

@@ -41,6 +41,7 @@ RUNS_FILE = "runs.csv.gz"
 CONFIG_FILE = "config.yaml"
 TASKS_DIR = "tasks"
 RUNLOG = "runlog.jsonl"
+FAILURES_FILE = "failures.csv"  # the tasks of the last run that failed (a selector raised or timed out)
 TRACES_FILE = "objective.csv"  # objective per iteration of the iterative selectors (fsbench.traces)
 RANKINGS_DIR = Path("cache") / "rankings"
 LOCK_FILE = ".fsbench.lock"
@@ -54,8 +55,9 @@ ROW_KEY = [*TASK_KEY, "k"]
 
 #: column order of runs.csv.gz (selector diagnostics, if any, follow)
 COLUMNS = [
-    "experiment", "dataset", "repeat", "fold", "selector", "method", "k", "accuracy",
-    "n_correct", "n_test", "n_train", "C", "inner_accuracy", "params", "fit_seconds", "task_seconds",
+    "experiment", "dataset", "repeat", "fold", "selector", "method", "classifier", "k", "accuracy",
+    "n_correct", "n_test", "n_train", "C", "classifier_params", "inner_accuracy", "params", "fit_seconds",
+    "task_seconds",
     "n_iter", "standardize", "select_on", "seed", "split_seed", "fingerprint", "fsbench_version", "code",
     "protocol_code",
 ]
@@ -201,6 +203,55 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in results")
 
 
+# ----------------------------------------------------------------------------- failed tasks
+FAILURE_COLUMNS = ["dataset", "repeat", "fold", "selector", "method", "error", "seconds"]
+
+
+def failure_path(out_dir: Path, task_id: str) -> Path:
+    return out_dir / TASKS_DIR / f"{task_id}.failed.json"
+
+
+def write_failure(out_dir: Path, task_id: str, record: dict[str, Any]) -> None:
+    """Save why a task failed; it has no task file, so the next run retries it."""
+    atomic_write_text(failure_path(out_dir, task_id), json.dumps(record, default=_json_default))
+
+
+def clear_failure(out_dir: Path, task_id: str) -> None:
+    failure_path(out_dir, task_id).unlink(missing_ok=True)
+
+
+def read_failures(out_dir: Path, task_ids: list[str], fingerprint: str) -> list[dict[str, Any]]:
+    """The failures of these tasks (those of another configuration, or damaged, are not theirs)."""
+    records = []
+    for task_id in task_ids:
+        path = failure_path(out_dir, task_id)
+        try:
+            record = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and record.get("fingerprint") == fingerprint:
+            records.append({k: record.get(k) for k in FAILURE_COLUMNS})
+    return records
+
+
+def write_failures(out_dir: Path, records: list[dict[str, Any]]) -> None:
+    """failures.csv: the failed tasks of the run, or no file when none failed."""
+    if records:
+        atomic_write_text(out_dir / FAILURES_FILE, pd.DataFrame(records, columns=FAILURE_COLUMNS).to_csv(index=False))
+    else:
+        (out_dir / FAILURES_FILE).unlink(missing_ok=True)
+
+
+def load_failures(results_dir: str | Path) -> pd.DataFrame:
+    """A results folder's failed tasks (empty when none failed or the file is unreadable)."""
+    path = Path(results_dir)
+    path = (path if path.is_dir() else path.parent) / FAILURES_FILE
+    try:
+        return pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=FAILURE_COLUMNS)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
+        return pd.DataFrame(columns=FAILURE_COLUMNS)
+
+
 # ----------------------------------------------------------------------------- runs.csv.gz
 def _runs_csv_text(rows: list[dict[str, Any]]) -> str:
     df = pd.DataFrame(rows)
@@ -244,8 +295,9 @@ def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     """Whether two runs tables hold the same rows, in any order."""
     if len(a) != len(b) or set(a.columns) != set(b.columns):
         return False
-    a = a.sort_values(ROW_KEY, kind="stable").reset_index(drop=True)
-    b = b[list(a.columns)].sort_values(ROW_KEY, kind="stable").reset_index(drop=True)
+    key = ROW_KEY + (["classifier"] if "classifier" in a.columns else [])
+    a = a.sort_values(key, kind="stable").reset_index(drop=True)
+    b = b[list(a.columns)].sort_values(key, kind="stable").reset_index(drop=True)
     return a.equals(b)
 
 

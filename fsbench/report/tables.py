@@ -122,27 +122,48 @@ def accuracy_table(runs: pd.DataFrame, k: int | None = None,
     return means, stds
 
 
+def failed_cells(failures: pd.DataFrame | None) -> dict[tuple[str, str], int]:
+    """(dataset, selector) -> the number of its tasks that failed (fsbench.store.load_failures)."""
+    if failures is None or not len(failures):
+        return {}
+    counts = failures.groupby(["dataset", "selector"], sort=False).size()
+    return {(str(d), str(s)): int(n) for (d, s), n in counts.items()}
+
+
 def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown",
-                 classifier: str | None = None) -> str:
+                 classifier: str | None = None, failures: pd.DataFrame | None = None) -> str:
     """The mean ± std table at k as markdown (best per row in bold), csv, or latex.
 
     With several classifiers in the results and ``classifier`` None: one table per classifier
     (each with its own best per row), or for csv one table with a ``classifier`` column; with
-    ``classifier``: that classifier's rows only.
+    ``classifier``: that classifier's rows only. A (dataset, selector) with tasks in ``failures``
+    shows as failed, never as a mean over the splits that did not fail (csv: no mean, and the
+    count in ``n_failed``).
     """
     if fmt not in FORMATS:
         raise FsbenchError(f"Unknown table format {fmt!r}; use one of {', '.join(FORMATS)}.")
     runs = select_classifier(runs, classifier)
     known = classifiers_in(runs)
+    failed = failed_cells(failures)
     if fmt == "csv":
         stats = summarize(runs, k)
         long = stats.rename(columns={"mean": "accuracy_mean", "std": "accuracy_std", "count": "n_repeats"})
         long.insert(long.columns.get_loc("selector") + 1, "k", stats.attrs["k"])
+        if not failed:
+            return long.to_csv(index=False, float_format="%.4f")
+        cells = list(zip(long["dataset"].astype(str), long["selector"].astype(str), strict=True))
+        long["n_failed"] = [failed.get(cell, 0) for cell in cells]
+        long.loc[long["n_failed"] > 0, ["accuracy_mean", "accuracy_std"]] = float("nan")
+        missing = [cell for cell in failed if cell not in set(cells)]
+        if missing:
+            extra = pd.DataFrame({"dataset": [d for d, _ in missing], "selector": [s for _, s in missing],
+                                  "k": stats.attrs["k"], "n_repeats": 0, "n_failed": [failed[c] for c in missing]})
+            long = pd.concat([long, extra], ignore_index=True)
         return long.to_csv(index=False, float_format="%.4f")
     if len(known) <= 1:
-        return _format_wide(runs, k, fmt, known[0] if known else None, several=False)
+        return _format_wide(runs, k, fmt, known[0] if known else None, several=False, failed=failed)
     k = summarize(runs, k).attrs["k"]  # the same k for every block (an unknown k fails here)
-    blocks = [_format_wide(select_classifier(runs, c), k, fmt, c, several=True) for c in known]
+    blocks = [_format_wide(select_classifier(runs, c), k, fmt, c, several=True, failed=failed) for c in known]
     if fmt == "markdown":
         caption = (f"Test accuracy (%) with the top {k} features, mean ± std over repetitions, one table per "
                    "classifier; best per row in bold.")
@@ -150,12 +171,20 @@ def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown"
     return "\n".join(blocks)
 
 
-def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | None, several: bool) -> str:
+def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | None, several: bool,
+                 failed: dict[tuple[str, str], int] | None = None) -> str:
     """One classifier's table (markdown or latex); ``classifier`` None: results without the column.
-    Markdown blocks of several classifiers have a heading instead of the caption."""
+    Markdown blocks of several classifiers have a heading instead of the caption; a failed cell
+    (``failed``) reads "failed (n tasks)" and is never the best."""
+    failed = failed or {}
     means, stds = accuracy_table(runs, k)
     counts = means.attrs["counts"]
     k = means.attrs["k"]
+    datasets = list(dict.fromkeys([*means.index, *(d for d, _ in failed)]))
+    selectors = list(dict.fromkeys([*means.columns, *(s for _, s in failed)]))
+    means, stds, counts = (t.reindex(index=datasets, columns=selectors) for t in (means, stds, counts))
+    for dataset, selector in failed:
+        means.at[dataset, selector] = float("nan")
     best = means.max(axis=1)
     header = ["dataset", *means.columns]
     lines = []
@@ -163,7 +192,10 @@ def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | 
         cells = [str(dataset)]
         for sel in means.columns:
             text = _cell(means.at[dataset, sel], stds.at[dataset, sel], counts.at[dataset, sel], fmt)
-            if text and means.at[dataset, sel] == best[dataset]:
+            if (dataset, sel) in failed:
+                n = failed[(dataset, sel)]
+                text = f"failed ({n} task{'s' if n > 1 else ''})"
+            elif text and means.at[dataset, sel] == best[dataset]:
                 text = f"**{text}**" if fmt == "markdown" else rf"\textbf{{{text}}}"
             cells.append(text)
         lines.append(cells)

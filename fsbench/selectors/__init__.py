@@ -96,9 +96,10 @@ def selector_code(name: str) -> str:
 
 
 def protocol_code() -> str:
-    """The code identity of the evaluation protocol (fsbench.protocol), recorded in every row as
-    ``protocol_code``."""
-    return module_digest("fsbench.protocol", "fsbench.protocol")
+    """The code identity of the evaluation protocol (fsbench.protocol and the classifiers it builds,
+    fsbench.classifiers), recorded in every row as ``protocol_code``."""
+    return module_digest("fsbench.protocol", "fsbench.protocol") + module_digest("fsbench.classifiers",
+                                                                                 "fsbench.classifiers")[:8]
 
 
 def register(name: str) -> Callable[[type[BaseSelector]], type[BaseSelector]]:
