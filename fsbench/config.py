@@ -36,11 +36,11 @@ Schema (see ``configs/quickstart.yaml`` for a commented example)::
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from fsbench.entries import parse_classifier, parse_classifiers, parse_selector
+from fsbench.entries import parse_classifier, parse_classifiers, parse_data_file, parse_selector
 from fsbench.errors import ConfigError, FsbenchError
 from fsbench.experiment import (
     BACKENDS,
@@ -70,16 +70,25 @@ TOP_KEYS = {
 }
 
 
+@dataclass(frozen=True)
+class _FileSpec:
+    name: str
+    n_features: int
+
+
 def parse_experiment(
     text: str,
     source: str = "<config>",
     *,
     dataset_resolver: Callable[[str], Any] | None = None,
+    base_dir: str | Path | None = None,
 ) -> Experiment:
     """Validate a YAML experiment description and return it frozen.
 
     ``dataset_resolver(name)`` returns the registry spec of a dataset (with ``name`` and
     ``n_features``) or raises ConfigError; it defaults to :func:`fsbench.datasets.resolve`.
+    Paths of users' data files are relative to ``base_dir`` (the config file's folder; default
+    the working directory).
     """
     if dataset_resolver is None:
         from fsbench.datasets import resolve as dataset_resolver
@@ -99,18 +108,23 @@ def parse_experiment(
     if n_jobs == 0:
         r.fail(top["n_jobs"], "n_jobs", "must be a positive number of workers or -1 for all cores.")
 
-    # datasets
+    # datasets: registry names, or users' files
     datasets: list[str] = []
     specs = []
+    data_files = []
     for i, item in enumerate(r.sequence(top["datasets"], "datasets")):
         path = join_key("datasets", i)
-        label = r.string(item, path)
-        try:
-            spec = dataset_resolver(label)
-        except ConfigError as exc:
-            r.fail(item, path, str(exc))
+        if isinstance(item.value, dict):
+            data_file, data = parse_data_file(r, item, path, Path(base_dir) if base_dir else Path.cwd())
+            spec = _FileSpec(data_file.name, data.n_features)
+            data_files.append(data_file)
+        else:
+            try:
+                spec = dataset_resolver(r.string(item, path))
+            except ConfigError as exc:
+                r.fail(item, path, str(exc))
         if spec.name in datasets:
-            r.fail(item, path, f"dataset {spec.name!r} is listed twice.")
+            r.fail(item, path, f"dataset {spec.name!r} is listed twice; give each a distinct name.")
         datasets.append(spec.name)
         specs.append(spec)
 
@@ -144,7 +158,8 @@ def parse_experiment(
     return Experiment(
         name=name, seed=seed, datasets=tuple(datasets), selectors=tuple(selectors),
         n_features=n_features, standardize=standardize, protocol=protocol, inner_cv=inner_cv,
-        classifier=classifier, classifiers=classifiers, n_jobs=n_jobs, description=description, source=source,
+        classifier=classifier, classifiers=classifiers, data_files=tuple(data_files),
+        n_jobs=n_jobs, description=description, source=source,
     )
 
 
@@ -233,4 +248,4 @@ def load_experiment(path: str | Path, **kwargs: Any) -> Experiment:
         raise FsbenchError(f"Config file {str(path)!r} does not exist; check the path.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise FsbenchError(f"Cannot read config file {str(path)!r} ({exc}); check the file.") from None
-    return parse_experiment(text, source=path.name, **kwargs)
+    return parse_experiment(text, source=path.name, base_dir=path.resolve().parent, **kwargs)

@@ -9,10 +9,18 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+from pathlib import Path
 from typing import Any
 
 from fsbench.errors import ConfigError
-from fsbench.experiment import BACKENDS, CLASSIFIERS, RESERVED_PARAMS, ClassifierConfig, SelectorConfig
+from fsbench.experiment import (
+    BACKENDS,
+    CLASSIFIERS,
+    RESERVED_PARAMS,
+    ClassifierConfig,
+    DataFileConfig,
+    SelectorConfig,
+)
 from fsbench.yamlio import Located, Reader, describe_value, join_key
 
 
@@ -37,6 +45,47 @@ def parse_classifier(r: Reader, node: Located | None) -> ClassifierConfig:
         else:
             C = (r.number(m["C"], "classifier.C", positive=True),)
     return ClassifierConfig(name=name, backend=backend, C=C)
+
+
+DATA_FILE_KEYS = {"name": "", "path": "", "label": "", "x": "", "y": ""}
+
+
+def parse_data_file(r: Reader, node: Located, path: str, base_dir: Path) -> tuple[DataFileConfig, Any]:
+    """A dataset entry naming a user's file (``name``, ``path`` relative to the config's folder,
+    ``label`` for tabular files, ``x``/``y`` for .mat/.npz), read and checked now
+    (fsbench.datasets.files) so that a bad file stops the config here; returns the entry and
+    what was read (shape, classes)."""
+    from fsbench.datasets import resolve
+    from fsbench.datasets.files import read_data_file
+    from fsbench.errors import DataError
+
+    m = r.mapping(node, path, DATA_FILE_KEYS)
+    for key in ("name", "path"):
+        if key not in m:
+            r.fail(node, path, f"a dataset from a file needs '{key}' (for example {{name: tox, path: data/tox.csv}}).")
+    name = r.string(m["name"], join_key(path, "name"))
+    if not name or any(ch in name for ch in "/\\"):
+        r.fail(m["name"], join_key(path, "name"), "must be a non-empty name without slashes.")
+    try:
+        resolve(name)
+    except ConfigError:
+        pass
+    else:
+        r.fail(m["name"], join_key(path, "name"),
+               f"{name!r} is a registered dataset; give your file another name.")
+    file = (base_dir / r.string(m["path"], join_key(path, "path"))).resolve()
+    label: str | int | None = None
+    if "label" in m:
+        value = m["label"].value
+        label = r.integer(m["label"], join_key(path, "label")) if isinstance(value, int) \
+            else r.string(m["label"], join_key(path, "label"))
+    x = r.string(m["x"], join_key(path, "x")) if "x" in m else None
+    y = r.string(m["y"], join_key(path, "y")) if "y" in m else None
+    try:
+        data = read_data_file(file, label=label, x=x, y=y, name=name)
+    except DataError as exc:
+        r.fail(m["path"], join_key(path, "path"), str(exc).rstrip(".") + ".")
+    return DataFileConfig(name=name, path=str(file), sha256=data.sha256, label=label, x=x, y=y), data
 
 
 CLASSIFIER_KEYS = {"name": "", "label": "", "class": "", "params": "", "grid": "", "C": "", "backend": ""}

@@ -61,6 +61,24 @@ class SelectorConfig:
 
 
 @dataclass(frozen=True)
+class DataFileConfig:
+    """A dataset from a user's file: ``path`` (absolute; a config's paths are relative to its
+    folder), the label column or the variables to read, and the file's sha256 when validated."""
+
+    name: str
+    path: str
+    sha256: str
+    label: str | int | None = None
+    x: str | None = None
+    y: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"name": self.name, "path": self.path, "sha256": self.sha256}
+        d.update({k: v for k, v in (("label", self.label), ("x", self.x), ("y", self.y)) if v is not None})
+        return d
+
+
+@dataclass(frozen=True)
 class ProtocolConfig:
     kind: str = "holdout"
     train_size: float | int = 0.6
@@ -118,6 +136,8 @@ class Experiment:
     #: the entries of a ``classifiers:`` list (fsbench.classifiers.ClassifierSpec); empty when the
     #: config names its one classifier with ``classifier:`` (rows then have no classifier column)
     classifiers: tuple[Any, ...] = ()
+    #: datasets read from users' files (their names are in ``datasets`` too)
+    data_files: tuple[DataFileConfig, ...] = ()
 
     @property
     def classifier_specs(self) -> tuple[Any, ...]:
@@ -143,7 +163,14 @@ class Experiment:
         d["n_features"] = list(self.n_features)
         if "classifier" in d:
             d["classifier"]["C"] = list(self.classifier.C)
+        if self.data_files:
+            d["data_files"] = [f.to_dict() for f in self.data_files]
+        else:  # registry datasets only: the fingerprints of older results stay valid
+            d.pop("data_files")
         return d
+
+    def data_file(self, name: str) -> DataFileConfig | None:
+        return next((f for f in self.data_files if f.name == name), None)
 
     def fingerprint(self) -> str:
         """Hash of everything that determines the results (not n_jobs, name or description)."""
@@ -154,6 +181,8 @@ class Experiment:
             d["protocol"].pop("select_on")
         for selector in d["selectors"]:
             selector.pop("timeout", None)  # decides which fits fail, never a row's value
+        for data_file in d.get("data_files", []):
+            data_file.pop("path")  # where the file is does not change the rows; its bytes (sha256) do
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
     def with_overrides(self, **changes: Any) -> Experiment:

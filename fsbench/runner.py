@@ -192,6 +192,8 @@ def run_experiment(
     data = dict(data or {})
     skipped = []
     for name in experiment.datasets:
+        if name not in data and (data_file := experiment.data_file(name)) is not None:
+            data[name] = _read_data_file(data_file)
         if name not in data:
             from fsbench.datasets import load, locate
 
@@ -331,6 +333,17 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _read_data_file(data_file: Any) -> Any:
+    """A user's data file, as the config validated it (same bytes: its sha256 is in the fingerprint)."""
+    from fsbench.datasets.files import read_data_file
+
+    data = read_data_file(data_file.path, label=data_file.label, x=data_file.x, y=data_file.y, name=data_file.name)
+    if data.sha256 != data_file.sha256:
+        raise FsbenchError(f"The data file {data_file.path!r} changed since the config was read; run the "
+                           "command again.")
+    return data
 
 
 def _refuse_constant_data(name: str, X: np.ndarray) -> None:
