@@ -374,6 +374,19 @@ def selectors() -> None:
                 click.echo(f"{'':<10} {k}: {info.allowed[k]}, default {format_value(info.params[k])}")
         if not shown:
             click.echo(f"{'':<10} (no parameters)")
+    from fsbench.plugins import list_plugins
+
+    plugins = list_plugins()
+    if plugins:
+        click.echo("\nInstalled by packages (entry-point group fsbench.selectors):")
+    for plugin in plugins:
+        status = "" if plugin.status == "ok" else f" [{plugin.status}]"
+        click.echo(f"{plugin.name:<10} {plugin.summary}{status}")
+        click.echo(f"{'':<10} {plugin.kind or 'unloadable'} {plugin.path} ({plugin.distribution})")
+        for k, default in plugin.params.items():
+            click.echo(f"{'':<10} {k}: default {format_value(default)}")
+    click.echo("\nAny scikit-learn estimator or score function can be used by import path: "
+               "'class: package.module:Name' or 'score_func: package.module:function' in a config.")
 
 
 @main.group()

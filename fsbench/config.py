@@ -35,6 +35,7 @@ Schema (see ``configs/quickstart.yaml`` for a commented example)::
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -240,7 +241,11 @@ def _parse_n_features(r: Reader, node: Located) -> tuple[int, ...]:
 
 
 def load_experiment(path: str | Path, **kwargs: Any) -> Experiment:
-    """Read and validate a YAML experiment file."""
+    """Read and validate a YAML experiment file.
+
+    Its folder is put first on the import path (``sys.path``, which joblib's workers inherit), so
+    ``class:`` and ``score_func:`` may name a module beside the config, as ``examples/`` does.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -248,4 +253,7 @@ def load_experiment(path: str | Path, **kwargs: Any) -> Experiment:
         raise FsbenchError(f"Config file {str(path)!r} does not exist; check the path.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise FsbenchError(f"Cannot read config file {str(path)!r} ({exc}); check the file.") from None
-    return parse_experiment(text, source=path.name, base_dir=path.resolve().parent, **kwargs)
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return parse_experiment(text, source=path.name, base_dir=folder, **kwargs)

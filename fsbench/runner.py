@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import importlib
 import inspect
 import json
 import os
@@ -685,11 +686,30 @@ def _selector_source(name: str, kind: str) -> tuple[Callable[..., Any], str, boo
     from fsbench.plugins import build_selector, plugin_code, resolve, uses_random_state
 
     spec = resolve(class_path=name) if kind == "class" else resolve(score_func=name)
+    code = plugin_code(spec)
+    module = inspect.getmodule(inspect.unwrap(spec.obj))
+    if _user_module(module) and _PLUGIN_LOADED.get(module.__name__) != code:
+        # The module in memory may predate an edit of its file (a worker or notebook that imported
+        # it before): fits must run the code the rows will name, so import the file again.
+        importlib.reload(module)
+        spec = resolve(class_path=name) if kind == "class" else resolve(score_func=name)
+        code = plugin_code(spec)
+        _PLUGIN_LOADED[module.__name__] = code
 
     def build_plugin(params: dict[str, Any], k_max: int, seed: int | None) -> Any:
         return build_selector(spec, params, n_features_to_select=k_max, random_state=seed)
 
-    return build_plugin, plugin_code(spec), uses_random_state(spec)
+    return build_plugin, code, uses_random_state(spec)
+
+
+#: module name -> the code identity of the plugin file this process last imported it from
+_PLUGIN_LOADED: dict[str, str] = {}
+
+
+def _user_module(module: Any) -> bool:
+    """A module from a user's source file (not an installed library, whose code its version names)."""
+    file = getattr(module, "__file__", None)
+    return file is not None and not {"site-packages", "dist-packages"} & set(Path(file).parts)
 
 
 def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int | None,
