@@ -101,6 +101,31 @@ def _out_is_a_file(folder: Path) -> list[str]:
     return ["run", str(_config(folder)), "--out", str(folder / "afile"), "-q"]
 
 
+def _data_entry(entry: str, files: dict[str, bytes | str] | None = None) -> Callable[[Path], list[str]]:
+    """A case whose config reads a user's data file: ``entry`` replaces the dataset list."""
+
+    def setup(folder: Path) -> list[str]:
+        for name, content in (files or {}).items():
+            target = folder / name
+            if content is None:
+                target.mkdir()
+            elif isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content)
+        return ["run", str(_config(folder, GOOD.replace("datasets: [digits]", f"datasets: [{entry}]"))),
+                "--out", str(folder / "out"), "-q"]
+
+    return setup
+
+
+_CSV = "a,b,class\n" + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n" for i in range(20))
+
+
+def _classifiers(entry: str) -> Callable[[Path], list[str]]:
+    return _edit("classifier: {name: linear_svm, C: 1}", f"classifiers: [{entry}]")
+
+
 def _report_outside_a_checkout(folder: Path) -> list[str]:
     return ["report", "--configs", str(folder / "configs"), "--results", str(folder / "results")]
 
@@ -168,6 +193,40 @@ CASES = [
     Case("discard unknown selector", lambda f: ["discard", str(_results(f)), "-s", "fishr"], ("'fishr'", "fisher")),
     Case("report outside a checkout", _report_outside_a_checkout, ("No paper configs",)),
     Case("report without results", _report_without_results, ("No paper results",)),
+    # users' data files
+    Case("data file missing", _data_entry("{name: tox, path: tox.csv}"), ("tox.csv", "does not exist")),
+    Case("data path a folder", _data_entry("{name: tox, path: tox.csv}", {"tox.csv": None}), ("folder",)),
+    Case("unknown extension", _data_entry("{name: tox, path: tox.xlsx}", {"tox.xlsx": "x"}), (".xlsx",)),
+    Case("no such label column", _data_entry("{name: tox, path: tox.csv, label: klass}", {"tox.csv": _CSV}),
+         ("'klass'",)),
+    Case("non-numeric feature",
+         _data_entry("{name: tox, path: tox.csv}",
+                     {"tox.csv": _CSV.replace("a,b,class", "a,site,class").replace(",0,", ",liver,")}),
+         ("'site'",)),
+    Case("one class", _data_entry("{name: tox, path: tox.csv}", {"tox.csv": _CSV.replace(",y\n", ",x\n")}),
+         ("one class",)),
+    Case("two datasets of one name", _data_entry("{name: tox, path: tox.csv}, {name: tox, path: tox.csv}",
+                                                 {"tox.csv": _CSV}), ("'tox'", "twice")),
+    Case("file under a registry name", _data_entry("{name: glioma, path: tox.csv}", {"tox.csv": _CSV}),
+         ("registered dataset",)),
+    # users' selectors and classifiers
+    Case("plugin module missing", _selector("{name: mine, class: 'nosuchpkg.sel:Mine'}"), ("nosuchpkg",)),
+    Case("plugin attribute missing", _selector("{name: mine, score_func: 'sklearn.feature_selection:f_clasif'}"),
+         ("f_clasif", "f_classif")),
+    Case("plugin not an estimator", _selector("{name: mine, class: 'collections:OrderedDict'}"), ("class",)),
+    Case("estimator without scores", _selector("{name: mine, class: 'sklearn.preprocessing:StandardScaler'}"),
+         ("ranking_", "coef_")),
+    Case("class and score_func", _selector("{name: mine, class: 'sklearn.ensemble:RandomForestClassifier', "
+                                           "score_func: 'sklearn.feature_selection:f_classif'}"), ("both",)),
+    Case("plugin grid key", _selector("{name: mine, class: 'sklearn.ensemble:RandomForestClassifier', "
+                                      "grid: {n_tree: [10, 20]}}"), ("n_tree",)),
+    Case("classifier without predict", _classifiers("{name: scale, class: 'sklearn.preprocessing:StandardScaler'}"),
+         ("predict",)),
+    Case("classifier grid key", _classifiers("{name: knn, grid: {neighbours: [1, 3]}}"), ("neighbours",)),
+    Case("unknown classifier name", _classifiers("knnn"), ("knnn", "knn")),
+    Case("classifier and classifiers",
+         _edit("classifier: {name: linear_svm, C: 1}", "classifier: {name: linear_svm, C: 1}\nclassifiers: [knn]"),
+         ("not both",)),
     # datasets
     Case("info of an unknown dataset", lambda f: ["datasets", "info", "digitz"], ("digitz",)),
     Case("fetch of an unknown dataset", lambda f: ["datasets", "fetch", "digitz"], ("digitz",)),
