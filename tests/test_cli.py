@@ -323,3 +323,12 @@ def test_table_output_into_a_missing_folder_creates_it(runner, tmp_path):
     result = runner.invoke(main, ["table", str(out), "--format", "csv", "-o", str(target)])
     assert result.exit_code == 0, result.output
     assert target.read_text().splitlines()[0].startswith("dataset")
+
+
+def test_readme_and_the_quickstart_config_quote_the_same_run_time():
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    readme = re.search(r"about (\d+) seconds on 2 cores", (root / "README.md").read_text())
+    config = re.search(r"About (\d+) seconds on 2 cores", (root / "configs" / "quickstart.yaml").read_text())
+    assert readme and config and readme.group(1) == config.group(1)
