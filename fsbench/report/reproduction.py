@@ -29,6 +29,7 @@ from scipy import stats
 
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES, PrintedTable
+from fsbench.papers.changes import CHANGES_FILE
 from fsbench.papers.reproduce import Layout
 from fsbench.report.figures import per_p_curves
 from fsbench.report.paper import compare_table, format_paper_table, ill_posed, reproduction_summary
@@ -767,6 +768,9 @@ def build_report(layout: Layout) -> str:
              "reproduce`, then `fsbench report`); `fsbench check` reruns a subset in CI and fails when a "
              "result changes. No number here is typed by hand.", ""]
     lines += _summary_section(papers)
+    changes = layout.results / CHANGES_FILE
+    if changes.is_file():  # written by fsbench.papers.changes after a recomputation
+        lines += [changes.read_text().rstrip(), ""]
     lines += _rule_section()
     lines += _cost_section(papers, variants)
     for paper, result in papers.items():
