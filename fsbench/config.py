@@ -161,6 +161,7 @@ def parse_experiment(
         n_features=n_features, standardize=standardize, protocol=protocol, inner_cv=inner_cv,
         classifier=classifier, classifiers=classifiers, data_files=tuple(data_files),
         n_jobs=n_jobs, description=description, source=source,
+        base_dir=str(base_dir) if base_dir is not None else None,
     )
 
 

@@ -138,6 +138,9 @@ class Experiment:
     classifiers: tuple[Any, ...] = ()
     #: datasets read from users' files (their names are in ``datasets`` too)
     data_files: tuple[DataFileConfig, ...] = ()
+    #: the config file's folder: first on the import path of every process that fits a selector
+    #: (plugins by import path may live beside the config); not part of the configuration
+    base_dir: str | None = None
 
     @property
     def classifier_specs(self) -> tuple[Any, ...]:
@@ -153,6 +156,7 @@ class Experiment:
         """The resolved configuration as plain data (what ``config.yaml`` in a results dir holds)."""
         d = asdict(self)
         d.pop("source")
+        d.pop("base_dir")
         if self.classifiers:
             d["classifiers"] = [c.to_dict() for c in self.classifiers]
             d.pop("classifier")

@@ -187,8 +187,10 @@ def test_rows_record_the_code_that_computed_them_and_other_code_is_not_resumed(t
     assert set(first["code"]) == {selector_code("fisher"), selector_code("fstat")}
     assert selector_code("fisher") != selector_code("fstat")
     assert set(first["protocol_code"]) == {protocol_code()}
-    real = runner_module.selector_code
-    monkeypatch.setattr(runner_module, "selector_code", lambda name: "edited" if name == "fstat" else real(name))
+    import fsbench.fitting as fitting_module
+
+    real = fitting_module.selector_code
+    monkeypatch.setattr(fitting_module, "selector_code", lambda name: "edited" if name == "fstat" else real(name))
     before = (tmp_path / RUNS_FILE).read_bytes()
     with pytest.raises(FsbenchError, match=r"other code.*fstat: 2 tasks.*--recompute-stale"):
         run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
@@ -201,7 +203,10 @@ def test_rows_record_the_code_that_computed_them_and_other_code_is_not_resumed(t
 
 def test_rows_of_another_protocol_version_are_kept_with_a_note_or_recomputed(tmp_path, digits, monkeypatch):
     first = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs
-    monkeypatch.setattr(runner_module, "protocol_code", lambda: "next release")
+    import fsbench.resume as resume_module
+
+    for module in (runner_module, resume_module):  # rows record it; resuming compares it
+        monkeypatch.setattr(module, "protocol_code", lambda: "next release")
     kept = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
     assert kept.n_resumed == 4 and set(kept.runs["protocol_code"]) == set(first["protocol_code"])
     assert any("another version of the evaluation protocol" in n and "fisher: 2" in n for n in kept.notes)

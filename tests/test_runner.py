@@ -127,9 +127,9 @@ def test_ranking_cache_is_keyed_by_inputs(tmp_path, digits, monkeypatch):
     np.testing.assert_array_equal(first["ranking"], again["ranking"])
     with pytest.raises(AssertionError, match="refit"):
         fit_selector("fisher", {}, X[:-1], y[:-1], 0, 10, tmp_path)  # other inputs: a new key
-    import fsbench.runner as runner_module
+    import fsbench.fitting as fitting_module
 
-    monkeypatch.setattr(runner_module, "selector_code", lambda name: "changed")
+    monkeypatch.setattr(fitting_module, "selector_code", lambda name: "changed")
     with pytest.raises(AssertionError, match="refit"):
         fit_selector("fisher", {}, X, y, 0, 10, tmp_path)  # other selector code: a new key
 

@@ -1,0 +1,268 @@
+"""Resuming a run: every row a results folder holds is checked before it is reused.
+
+Rows come from task files, or from runs.csv.gz for tasks without one (a folder kept as
+runs.csv.gz alone still resumes). Each must carry the configuration's fingerprint, its task's
+seeds and every (classifier, k); a row of another configuration stops the run and nothing is
+changed. Rows of other selector code are stale (the run stops naming them, or recomputes them);
+rows from before code was recorded are kept with a note; rows evaluated by another version of the
+protocol are kept with a note. Also: deliberately discarding one selector's results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fsbench.errors import FsbenchError
+from fsbench.experiment import Experiment, SelectorConfig
+from fsbench.fitting import selector_identity
+from fsbench.protocol import Split
+from fsbench.selectors import protocol_code
+from fsbench.store import (
+    RUNS_FILE,
+    DamagedTaskFile,
+    finished_tasks,
+    load_runs,
+    locked,
+    planned_datasets,
+    planned_selectors,
+    read_fingerprint,
+    read_task,
+    read_tasks,
+    task_path,
+    write_runs,
+    write_task,
+)
+from fsbench.tasks import Task, selection_seed
+
+
+def check_folder_configuration(out_dir: Path, fingerprint: str) -> None:
+    """Refuse a folder that holds results of another configuration (nothing is changed)."""
+    previous = read_fingerprint(out_dir)
+    has_results = bool(finished_tasks(out_dir)) or (out_dir / RUNS_FILE).is_file()
+    if previous is not None and previous != fingerprint and has_results:
+        raise FsbenchError(
+            f"{str(out_dir)!r} holds results of a different configuration; pass --force to replace "
+            "them or --out to write elsewhere."
+        )
+    if previous is None and finished_tasks(out_dir):
+        raise FsbenchError(f"{str(out_dir)!r} holds task files without a config.yaml; pass --force to replace them.")
+
+
+@dataclass
+class _Found:
+    rows: dict[str, list[dict[str, Any]]]  # planned task id -> its rows (from its file or runs.csv.gz)
+    from_runs: set[str]  # ids whose rows come from runs.csv.gz (no task file yet)
+    damaged: list[str]  # planned ids whose task file is damaged
+
+
+def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
+    """Every row the folder holds, read but not yet trusted: the planned tasks' files, and the rows
+    of runs.csv.gz whose tasks have no file (all of which must carry this configuration's
+    fingerprint: the folder's config.yaml may be missing or describe another run)."""
+    planned = {t.id for t in tasks}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    damaged = []
+    files = finished_tasks(out_dir)
+    for task_id in sorted(files & planned):
+        try:
+            rows[task_id] = read_task(out_dir, task_id)
+        except DamagedTaskFile:
+            damaged.append(task_id)
+    from_runs: set[str] = set()
+    if (out_dir / RUNS_FILE).is_file():
+        runs = load_runs(out_dir)
+        recorded = set(runs["fingerprint"].astype(str)) if "fingerprint" in runs else {"none"}
+        if recorded - {fingerprint}:
+            raise FsbenchError(
+                f"{str(out_dir)!r} holds results of a different configuration (runs.csv.gz rows with "
+                f"fingerprint {', '.join(sorted(recorded - {fingerprint}))}, this config's is {fingerprint}); "
+                "pass --force to replace them or --out to write elsewhere.")
+        for task_id, records in _rows_by_task(runs).items():
+            if task_id not in files:
+                rows[task_id] = records
+                from_runs.add(task_id)
+    return _Found(rows, from_runs, damaged)
+
+
+@dataclass
+class _Audit:
+    kept: set[str]  # planned ids with trusted rows (files, or rows to restore)
+    to_restore: list[str]  # ids whose rows come from runs.csv.gz and are trusted
+    damaged: list[str]
+    stale: dict[str, int]  # selector label -> tasks computed by other code
+    stale_ids: list[str]  # to recompute
+    legacy: dict[str, int]  # selector label -> tasks whose rows record no code
+    other_protocol: dict[str, int]  # selector label -> tasks evaluated by another protocol version
+
+
+def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Path,
+           recompute_stale: bool = False) -> _Audit:
+    """Check every found row against what this configuration and code would write."""
+    fingerprint = experiment.fingerprint()
+    labels = [c.label for c in experiment.classifiers] or [""]
+    expected_rows = sorted((label, k) for label in labels for k in experiment.n_features)
+    codes = {sel.name: selector_identity(sel) for sel in experiment.selectors}
+    protocol = protocol_code()
+    audit = _Audit(set(), [], list(found.damaged), {}, [], {}, {})
+    for task in tasks:
+        rows = found.rows.get(task.id)
+        if rows is None:
+            continue
+        expected = {"dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
+                    "selector": task.selector.label, "method": task.selector.name, "fingerprint": fingerprint,
+                    "seed": selection_seed(experiment, task), "split_seed": task.split.seed}
+        where = "runs.csv.gz" if task.id in found.from_runs else f"the task file {task.id}.json"
+        for row in rows:
+            for key, value in expected.items():
+                if str(row.get(key)) != str(value):
+                    raise FsbenchError(
+                        f"{str(out_dir)!r} holds rows of another configuration ({where}: {key} = "
+                        f"{row.get(key)!r} where this config gives {value!r}); pass --force to replace them "
+                        "or --out to write elsewhere.")
+        found_rows = sorted((str(r.get("classifier", "")), int(r.get("k", -1))) for r in rows)
+        if found_rows != expected_rows:
+            def shown(pairs: list[tuple[str, int]]) -> str:
+                return str([k for _, k in pairs]) if labels == [""] else str(pairs)
+
+            what = "k" if labels == [""] else "(classifier, k)"
+            raise FsbenchError(f"{str(out_dir)!r} holds rows of another configuration ({where}: {what} = "
+                               f"{shown(found_rows)} where this config gives {shown(expected_rows)}); pass --force "
+                               "to replace them or --out to write elsewhere.")
+        recorded = {r.get("code") for r in rows}
+        label = task.selector.label
+        if recorded <= {None} or all(isinstance(c, float) and np.isnan(c) for c in recorded):
+            audit.legacy[label] = audit.legacy.get(label, 0) + 1
+        elif recorded != {codes[task.selector.name]}:
+            audit.stale[label] = audit.stale.get(label, 0) + 1
+            audit.stale_ids.append(task.id)
+            continue
+        elif {str(r.get("protocol_code")) for r in rows} != {protocol}:
+            audit.other_protocol[label] = audit.other_protocol.get(label, 0) + 1
+            if recompute_stale:
+                audit.stale_ids.append(task.id)
+                continue
+        audit.kept.add(task.id)
+        if task.id in found.from_runs:
+            audit.to_restore.append(task.id)
+    # rows of tasks not planned now (a dataset skipped this time) are kept as they are
+    planned = {t.id for t in tasks}
+    audit.to_restore += sorted(found.from_runs - planned)
+    return audit
+
+
+def sum_counts(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+
+
+def per_selector(counts: dict[str, int]) -> str:
+    return ", ".join(f"{label}: {n}" for label, n in sorted(counts.items()))
+
+
+def stale_message(out_dir: Path, stale: dict[str, int]) -> str:
+    return (f"{str(out_dir)!r} holds rows computed by other code of fsbench ({per_selector(stale)} tasks; the "
+            "selector or the evaluation protocol changed since); rerun with --recompute-stale to recompute "
+            "them, or 'fsbench discard' them.")
+
+
+def unplanned_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> list[dict[str, Any]]:
+    """Rows of finished tasks of this configuration that this invocation did not plan (datasets left
+    out by --skip-missing this time): kept in runs.csv.gz, never dropped."""
+    rows: list[dict[str, Any]] = []
+    for task_id in sorted(finished_tasks(out_dir) - {t.id for t in tasks}):
+        try:
+            records = read_task(out_dir, task_id)
+        except DamagedTaskFile:
+            continue
+        if all(str(r.get("fingerprint")) == fingerprint for r in records):
+            rows += records
+    return rows
+
+
+def _task_ids(runs: pd.DataFrame) -> list[str]:
+    """The id of the task each row of a runs table belongs to."""
+    return [Task(d, Split(r, f, np.empty(0), np.empty(0), 0), SelectorConfig(m, label=lab)).id
+            for d, r, f, m, lab in zip(runs["dataset"], runs["repeat"], runs["fold"], runs["method"],
+                                       runs["selector"], strict=True)]
+
+
+def _rows_by_task(runs: pd.DataFrame, task_ids: set[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The rows of a runs table as task files hold them, by task id (all tasks, or ``task_ids``)."""
+    runs = runs.assign(_task=_task_ids(runs))
+    if task_ids is not None:
+        runs = runs[runs["_task"].isin(task_ids)]
+    out = {}
+    for task_id, rows in runs.groupby("_task", sort=False):
+        # a column another selector's rows filled (diagnostics) or that older rows lack (code) is
+        # absent, not NaN, in this task's rows
+        out[task_id] = [{k: v for k, v in row.items()
+                         if not ((k.startswith("diag_") or k in ("code", "protocol_code")) and isinstance(v, float)
+                                 and np.isnan(v))}
+                        for row in rows.drop(columns="_task").to_dict("records")]
+    return out
+
+
+def _write_tasks_from_rows(out_dir: Path, runs: pd.DataFrame, task_ids: set[str]) -> int:
+    """Task files recreated from the rows of ``runs`` for the given task ids; returns how many."""
+    by_task = _rows_by_task(runs, task_ids)
+    for task_id, records in by_task.items():
+        write_task(out_dir, task_id, records)
+    return len(by_task)
+
+
+def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | None = None
+                  ) -> tuple[int, int]:
+    """Remove the finished tasks of the selector labels ``selectors`` (on ``datasets``, default
+    all) from a results folder: their task files and their rows of runs.csv.gz. Running the
+    config again then recomputes them and only them; returns (tasks, rows) removed.
+
+    For results to recompute deliberately: a run restores missing task files from runs.csv.gz,
+    so deleting task files alone would bring the old rows back. Interrupted, it leaves
+    runs.csv.gz intact, and the next run restores what was deleted (run the discard again). It
+    holds the folder's lock, so it refuses a folder a run is writing to.
+    """
+    if read_fingerprint(out_dir) is None:
+        raise FsbenchError(f"{str(out_dir)!r} holds no results (no config.yaml); nothing to discard.")
+    with locked(out_dir):
+        return _discard_tasks(out_dir, selectors, datasets)
+
+
+def _discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | None) -> tuple[int, int]:
+    runs = load_runs(out_dir) if (out_dir / RUNS_FILE).is_file() else None
+    files = {task_id: read_tasks(out_dir, [task_id]) for task_id in finished_tasks(out_dir)}
+    owner = {task_id: (rows[0]["dataset"], rows[0]["selector"]) for task_id, rows in files.items() if rows}
+    row_ids = _task_ids(runs) if runs is not None else []
+    if runs is not None:
+        owner.update(zip(row_ids, zip(runs["dataset"], runs["selector"], strict=True), strict=True))
+    known_selectors = sorted({sel for _, sel in owner.values()} | set(planned_selectors(out_dir)))
+    known_datasets = sorted({ds for ds, _ in owner.values()}.union(*planned_datasets(out_dir)))
+    for given, known, what in ((selectors, known_selectors, "selector"),
+                               (datasets or [], known_datasets, "dataset")):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise FsbenchError(f"No results of {what} {', '.join(map(repr, unknown))} in {str(out_dir)!r}; "
+                               f"it holds {', '.join(known) or 'none'}.")
+    doomed = {task_id for task_id, (ds, sel) in owner.items()
+              if sel in selectors and (not datasets or ds in datasets)}
+    if not doomed:
+        return 0, 0
+    in_runs = set(row_ids)
+    n_rows = sum(len(files[t]) for t in doomed - in_runs) + int(np.isin(row_ids, list(doomed)).sum())
+    if runs is not None:
+        # every kept task as a file first, so that runs.csv.gz can be rewritten from the files
+        _write_tasks_from_rows(out_dir, runs, in_runs - doomed - set(files))
+    for task_id in doomed:
+        task_path(out_dir, task_id).unlink(missing_ok=True)
+    if runs is not None:
+        # the kept rows in their order, then tasks finished since runs.csv.gz was written
+        order = [t for t in dict.fromkeys(row_ids) if t not in doomed]
+        order += sorted(set(files) - in_runs - doomed)
+        if order:
+            write_runs(out_dir, read_tasks(out_dir, order))
+        else:
+            (out_dir / RUNS_FILE).unlink()
+    return len(doomed), n_rows
