@@ -417,3 +417,26 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_discard_refuses_a_folder_another_process_writes(tmp_path, digits):
+    run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
+    before = (tmp_path / RUNS_FILE).read_bytes()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import time
+            from pathlib import Path
+            from fsbench.store import locked
+            with locked(Path({str(tmp_path)!r})):
+                print("locked", flush=True)
+                time.sleep(120)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(FsbenchError, match="Another fsbench process is writing to"):
+            runner_module.discard_tasks(tmp_path, ["fisher"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (tmp_path / RUNS_FILE).read_bytes() == before
+    assert runner_module.discard_tasks(tmp_path, ["fisher"]) == (2, 4)
