@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from sklearn.datasets import dump_svmlight_file
 
 from fsbench.cli import main
-from fsbench.datasets import files as files_module
+from fsbench.datasets import tables as tables_module
 from fsbench.datasets.files import UserData, describe_data_file, read_data_file
 from fsbench.errors import DataError
 
@@ -331,7 +331,7 @@ def test_parquet(tmp_path):
 def test_parquet_without_an_engine_says_how_to_install_one(tmp_path, monkeypatch):
     path = tmp_path / "table.pq"
     path.write_bytes(b"PAR1 not really")
-    monkeypatch.setattr(files_module, "_parquet_engine", lambda: None)
+    monkeypatch.setattr(tables_module, "_parquet_engine", lambda: None)  # the Parquet reader's check
     with pytest.raises(DataError) as info:
         read_data_file(path)
     one_sentence(info, str(path), 'pip install "fsbench[parquet]"')
