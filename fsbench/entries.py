@@ -88,6 +88,17 @@ def parse_data_file(r: Reader, node: Located, path: str, base_dir: Path) -> tupl
     return DataFileConfig(name=name, path=str(file), sha256=data.sha256, label=label, x=x, y=y), data
 
 
+def _named_entry(r: Reader, node: Located, path: str, keys: dict[str, str], missing: str
+                 ) -> tuple[dict[str, Located], str]:
+    """A list entry given as a bare name or as a mapping with ``name``: its keys and its name."""
+    if isinstance(node.value, str):
+        node = Located({"name": node}, node.line)
+    m = r.mapping(node, path, keys)
+    if "name" not in m:
+        r.fail(node, path, missing)
+    return m, r.string(m["name"], join_key(path, "name"))
+
+
 CLASSIFIER_KEYS = {"name": "", "label": "", "class": "", "params": "", "grid": "", "C": "", "backend": ""}
 
 
@@ -102,12 +113,8 @@ def parse_classifiers(r: Reader, node: Located, path: str = "classifiers") -> tu
     specs = []
     for i, item in enumerate(r.sequence(node, path)):
         where = join_key(path, i)
-        if isinstance(item.value, str):
-            item = Located({"name": item}, item.line)
-        m = r.mapping(item, where, CLASSIFIER_KEYS)
-        if "name" not in m:
-            r.fail(item, where, "a classifier needs a 'name' (a built-in, or a label with 'class').")
-        name = r.string(m["name"], join_key(where, "name"))
+        m, name = _named_entry(r, item, where, CLASSIFIER_KEYS,
+                               "a classifier needs a 'name' (a built-in, or a label with 'class').")
         kind = r.string(m["class"], join_key(where, "class")) if "class" in m else name
         label = r.string(m["label"], join_key(where, "label")) if "label" in m else name
         params = _plain_mapping(r, m.get("params"), join_key(where, "params"))
@@ -151,12 +158,7 @@ def parse_selector(r: Reader, node: Located, path: str, *, standardize: str = "t
     (``score_func:``) by import path, with ``params``, ``grid`` and an optional ``timeout``."""
     from fsbench.selectors import get_selector, registry
 
-    if isinstance(node.value, str):
-        node = Located({"name": node}, node.line)
-    m = r.mapping(node, path, SELECTOR_KEYS)
-    if "name" not in m:
-        r.fail(node, path, "a selector needs a 'name' ('fsbench selectors' lists them).")
-    name = r.string(m["name"], join_key(path, "name"))
+    m, name = _named_entry(r, node, path, SELECTOR_KEYS, "a selector needs a 'name' ('fsbench selectors' lists them).")
     timeout = _parse_timeout(r, m, path)
     if "class" in m or "score_func" in m:
         return _parse_plugin(r, m, node, path, name, timeout, standardize)

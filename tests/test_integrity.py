@@ -4,6 +4,7 @@ files, a full disk)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import json
@@ -132,24 +133,32 @@ def test_rows_of_a_dataset_left_out_this_time_are_kept(tmp_path, digits, monkeyp
 
 
 # ----------------------------------------------------------------------------- 3. two processes
-def test_a_second_run_into_a_locked_folder_refuses_and_the_lock_dies_with_its_process(tmp_path, digits):
+@contextlib.contextmanager
+def _lock_held_by_another_process(folder):
+    """Another process holds the folder's lock until it is killed (SIGKILL) on leaving."""
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
-            import sys, time
+            import time
             from pathlib import Path
             from fsbench.store import locked
-            with locked(Path({str(tmp_path)!r})):
+            with locked(Path({str(folder)!r})):
                 print("locked", flush=True)
                 time.sleep(120)
         """)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_second_run_into_a_locked_folder_refuses_and_the_lock_dies_with_its_process(tmp_path, digits):
+    with _lock_held_by_another_process(tmp_path):
         with pytest.raises(FsbenchError, match="Another fsbench process is writing to"):
             run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
         assert not (tmp_path / "config.yaml").exists()
-    finally:
-        holder.kill()  # SIGKILL: no clean-up runs, the OS releases the lock
-        holder.wait()
+    # the holder was killed (SIGKILL: no clean-up ran); the OS released the lock
     assert len(run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs) == 8
 
 
@@ -422,21 +431,8 @@ def _alive(pid: int) -> bool:
 def test_discard_refuses_a_folder_another_process_writes(tmp_path, digits):
     run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
     before = (tmp_path / RUNS_FILE).read_bytes()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
-            import time
-            from pathlib import Path
-            from fsbench.store import locked
-            with locked(Path({str(tmp_path)!r})):
-                print("locked", flush=True)
-                time.sleep(120)
-        """)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with _lock_held_by_another_process(tmp_path):
         with pytest.raises(FsbenchError, match="Another fsbench process is writing to"):
             runner_module.discard_tasks(tmp_path, ["fisher"])
-    finally:
-        holder.kill()
-        holder.wait()
     assert (tmp_path / RUNS_FILE).read_bytes() == before
     assert runner_module.discard_tasks(tmp_path, ["fisher"]) == (2, 4)

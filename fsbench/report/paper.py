@@ -28,9 +28,8 @@ from collections.abc import Collection
 import numpy as np
 import pandas as pd
 
-from fsbench.errors import FsbenchError
 from fsbench.papers import PrintedTable
-from fsbench.report.tables import classifiers_in, per_repeat, select_classifier
+from fsbench.report.tables import one_classifier, per_repeat
 
 Z_REPRODUCES = 2.0
 NOT_JUDGED = "one repetition: not judged"
@@ -47,12 +46,7 @@ def standard_error(estimate: str, ours_std: float, n_repeats: int, printed_std: 
 def paper_runs(runs: pd.DataFrame, classifier: str | None = None) -> pd.DataFrame:
     """The rows a paper table compares: ``classifier``'s, or all when the results record one
     classifier at most (FsbenchError when they hold several and none is given)."""
-    runs = select_classifier(runs, classifier)
-    known = classifiers_in(runs)
-    if len(known) > 1:
-        raise FsbenchError(f"The results hold several classifiers ({', '.join(known)}) and a printed cell is "
-                           "one classifier's accuracy; choose the classifier to compare with the classifier option.")
-    return runs
+    return one_classifier(runs, classifier, why="a printed cell is one classifier's accuracy")
 
 
 def compare_table(table: PrintedTable, runs: pd.DataFrame | None, planned: Collection[str] = (),

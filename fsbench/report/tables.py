@@ -98,12 +98,15 @@ def _cell(mean: float, std: float, count: int, fmt: str) -> str:
     return f"{mean:.2f}{sep}{std:.2f}"
 
 
-def _one_classifier(runs: pd.DataFrame, classifier: str | None) -> pd.DataFrame:
+def one_classifier(runs: pd.DataFrame, classifier: str | None,
+                   why: str = "a table of one number per dataset and selector shows one") -> pd.DataFrame:
+    """The rows of ``classifier``, or all rows when the results record one classifier at most;
+    FsbenchError (saying ``why`` one is needed) when they hold several and none is given."""
     runs = select_classifier(runs, classifier)
     known = classifiers_in(runs)
     if len(known) > 1:
-        raise FsbenchError(f"The results hold several classifiers ({', '.join(known)}), and a table of one "
-                           "number per dataset and selector shows one; choose it with the classifier option.")
+        raise FsbenchError(f"The results hold several classifiers ({', '.join(known)}), and {why}; choose it "
+                           "with the classifier option.")
     return runs
 
 
@@ -111,7 +114,7 @@ def accuracy_table(runs: pd.DataFrame, k: int | None = None,
                    classifier: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Wide tables (dataset rows, selector columns) of the mean and of the std at k, of one
     classifier: ``classifier``, or the only one the results hold (FsbenchError when several)."""
-    runs = _one_classifier(runs, classifier)
+    runs = one_classifier(runs, classifier)
     stats = summarize(runs, k)
     datasets = list(dict.fromkeys(runs["dataset"]))
     selectors = list(dict.fromkeys(runs["selector"]))
