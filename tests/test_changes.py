@@ -27,7 +27,8 @@ def test_rows_that_changed_are_counted_per_selector():
 def test_cells_whose_value_or_verdict_changed():
     base = {"table": "Table 1", "dataset": "d", "k": 10, "printed": 80.0}
     before = pd.DataFrame([{**base, "method": "rfs", "ours": 75.0, "z": -2.5, "reproduces": False},
-                           {**base, "method": "fisher", "ours": 79.0, "z": -0.5, "reproduces": True}])
+                           {**base, "method": "fisher", "ours": 79.0, "z": -0.5, "reproduces": True},
+                           {**base, "method": "mrmr", "ours": None, "z": None, "reproduces": None}])  # not run
     after = before.copy()
     after.loc[0, ["ours", "z", "reproduces"]] = [78.5, -1.5, True]
     cells = cell_changes(before, after)

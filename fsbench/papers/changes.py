@@ -47,7 +47,7 @@ def cell_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     merged = before.merge(after, on=key, suffixes=("_before", "_after"))
     value_changed = (merged["ours_before"].round(2) != merged["ours_after"].round(2)) & \
         ~(merged["ours_before"].isna() & merged["ours_after"].isna())
-    verdict_changed = merged["reproduces_before"].astype(str) != merged["reproduces_after"].astype(str)
+    verdict_changed = merged["reproduces_before"].map(_verdict) != merged["reproduces_after"].map(_verdict)
     return merged[value_changed | verdict_changed][
         key + ["printed_before", "ours_before", "ours_after", "z_before", "z_after", "reproduces_before",
                "reproduces_after"]].rename(columns={"printed_before": "printed"})

@@ -530,8 +530,11 @@ def _cost_rows(result: Results) -> list[str]:
     machines = sorted({str(e.get("machine", "unknown")) for e in log})
     if log:
         stopped = sum(bool(e.get("interrupted")) for e in log)
+        logged = sum(int(e.get("n_run", 0)) for e in log)
+        partial = (f"; the logged invocations ran {logged} of its {len(tasks)} tasks, the others' wall time "
+                   "was not recorded" if logged < len(tasks) else "")
         lines.append(f"- Wall time: {_hours(wall)} over {len(log)} invocation(s)"
-                     + (f", {stopped} of them interrupted" if stopped else "") + " (runlog.jsonl).")
+                     + (f", {stopped} of them interrupted" if stopped else "") + f" (runlog.jsonl{partial}).")
         lines += [f"- Machine: {m}" for m in machines]
     else:
         lines.append("- Wall time: not recorded (no runlog.jsonl: the tasks ran in an invocation that was "
