@@ -153,3 +153,15 @@ def test_missing_values_on_both_sides_are_equal_but_not_against_a_value():
 
     assert compare_rows(frame([np.nan, 1.0]), frame([np.nan, 1.0])) == []
     assert "'diag_converged'" in compare_rows(frame([np.nan, 1.0]), frame([1.0, 1.0]))[0]
+
+
+def test_diagnostics_are_compared_within_round_off_and_results_exactly():
+    base = {"dataset": "d", "repeat": 0, "fold": 0, "selector": "s", "k": 1, "n_correct": 3, "accuracy": 0.5,
+            "diag_duality_gap": 5.004467352081252e-09, "diag_solver": "ip"}
+    committed = pd.DataFrame([base])
+    # measured across two machines with the same code and libraries: a gap moved in its 8th digit
+    drift = pd.DataFrame([{**base, "diag_duality_gap": 5.0044669647811464e-09}])
+    assert compare_rows(drift, committed) == []
+    for changed in ({"diag_duality_gap": 5.1e-09}, {"diag_solver": "cd"}, {"n_correct": 4}):
+        problems = compare_rows(pd.DataFrame([{**base, **changed}]), committed)
+        assert len(problems) == 1 and repr(next(iter(changed))) in problems[0], problems
