@@ -162,6 +162,9 @@ def test_diagnostics_are_compared_within_round_off_and_results_exactly():
     # measured across two machines with the same code and libraries: a gap moved in its 8th digit
     drift = pd.DataFrame([{**base, "diag_duality_gap": 5.0044669647811464e-09}])
     assert compare_rows(drift, committed) == []
-    for changed in ({"diag_duality_gap": 5.1e-09}, {"diag_solver": "cd"}, {"n_correct": 4}):
+    floor = {**base, "diag_duality_gap": 4.3647600944042334e-11}  # a gap at the noise floor
+    assert compare_rows(pd.DataFrame([{**floor, "diag_duality_gap": 3.198661608677808e-11}]),
+                        pd.DataFrame([floor])) == []
+    for changed in ({"diag_duality_gap": 5.0e-07}, {"diag_solver": "cd"}, {"n_correct": 4}):
         problems = compare_rows(pd.DataFrame([{**base, **changed}]), committed)
         assert len(problems) == 1 and repr(next(iter(changed))) in problems[0], problems
