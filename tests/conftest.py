@@ -53,3 +53,13 @@ def fit_quiet(name: str, X: np.ndarray, y: np.ndarray, **params):
         warnings.simplefilter("ignore")
         est.fit(X, y)
     return est
+
+
+def separable_problem(n: int = 90, d: int = 12, c: int = 3, seed: int = 0):
+    """Gaussian features, c balanced classes; features 0 and 1 shifted with the class."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % c
+    X = rng.normal(size=(n, d))
+    X[:, 0] += 2.0 * y
+    X[:, 1] -= 1.5 * y
+    return X, y

@@ -15,6 +15,7 @@ import types
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import separable_problem
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
@@ -50,12 +51,7 @@ from fsbench.report.tables import accuracy_table, format_table, per_repeat, summ
 
 
 def _data(n=90, d=12, c=3, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % c
-    X = rng.normal(size=(n, d))
-    X[:, 0] += 2.0 * y
-    X[:, 1] -= 1.5 * y
-    return X, y
+    return separable_problem(n, d, c, seed)
 
 
 def _split(n=120, d=12, seed=0):

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import separable_problem
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import cross_val_predict
 from sklearn.svm import SVC, LinearSVC
@@ -26,12 +27,7 @@ from fsbench.protocol import (
 
 
 def _data(n=90, d=12, c=3, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % c
-    X = rng.normal(size=(n, d))
-    X[:, 0] += 2.0 * y
-    X[:, 1] -= 1.5 * y
-    return X, y
+    return separable_problem(n, d, c, seed)
 
 
 def test_derive_seed_depends_on_identity_only():
