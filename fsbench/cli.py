@@ -191,7 +191,7 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
     else:
         from fsbench.papers import TABLES
         from fsbench.report.paper import compare_table, format_paper_table
-        from fsbench.report.reproduction import complete_runs
+        from fsbench.report.results import complete_runs
         from fsbench.store import planned_datasets
 
         folder = Path(results_dir or Path("results") / "papers" / paper)
@@ -259,9 +259,10 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
     Resumable: run it again after an interruption. Then ``fsbench report`` writes REPORT.md
     (which labels the results of unfinished runs, collected with --collect, as partial).
     """
-    from fsbench.papers.reproduce import Layout, write_paper_figures, write_paper_tables, write_variant_figures
+    from fsbench.papers.layout import Layout
     from fsbench.report import format_table, plot_curves
     from fsbench.store import RUNS_FILE, collect_runs, load_runs
+    from fsbench.workflows.reproduce import write_paper_figures, write_paper_tables, write_variant_figures
 
     layout = Layout(configs_dir, results_root)
     for paper in papers or ("rfs", "dso-fs", "sl2p"):
@@ -291,7 +292,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
 def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None,
                       recompute_stale: bool) -> None:
     from fsbench.console import INTERRUPTED, sigterm_as_interrupt, stop_workers
-    from fsbench.papers.reproduce import run_config
+    from fsbench.workflows.reproduce import run_config
 
     try:
         with sigterm_as_interrupt():
@@ -314,14 +315,14 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, co
     """Rerun a small faithful subset of each paper and compare it with the committed results.
 
     Fails (exit 1) when a rerun row differs from the committed one, when a printed cell that
-    reproduced no longer does, or when a committed table is stale. See fsbench/papers/check.py.
+    reproduced no longer does, or when a committed table is stale. See fsbench/workflows/check.py.
     """
     import tempfile
 
     from fsbench.config import load_experiment
-    from fsbench.papers.check import CHECK_SUBSETS, check_paper
-    from fsbench.papers.reproduce import Layout
+    from fsbench.papers.layout import Layout
     from fsbench.store import RUNS_FILE
+    from fsbench.workflows.check import CHECK_SUBSETS, check_paper
 
     layout = Layout(configs_dir, results_root)
     failed = False
@@ -350,7 +351,7 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, co
 @_paper_layout
 def report(configs_dir: Path, results_root: Path) -> None:
     """Write results/papers/REPORT.md from the paper results: tables, shares, claims, costs."""
-    from fsbench.papers.reproduce import Layout
+    from fsbench.papers.layout import Layout
     from fsbench.report.reproduction import write_report
 
     click.echo(f"wrote {write_report(Layout(configs_dir, results_root))}")

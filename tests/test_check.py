@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from fsbench.config import parse_experiment
-from fsbench.papers import check as check_mod
-from fsbench.papers.check import check_paper, compare_rows, subset_experiment
-from fsbench.papers.reproduce import write_paper_tables
 from fsbench.protocol import outer_splits
 from fsbench.runner import run_experiment
+from fsbench.workflows import check as check_mod
+from fsbench.workflows.check import check_paper, compare_rows, subset_experiment
+from fsbench.workflows.reproduce import write_paper_tables
 
 
 class _Spec:
@@ -111,7 +111,7 @@ def test_check_fails_when_a_reproducing_cell_stops_reproducing(tmp_path, monkeyp
     table = PrintedTable(RFS, "Table 1", "unit", (("digits", "DIGITS"),), (("fisher", "FS"),),
                          (PrintedCell("digits", "fisher", 20, printed),))
     monkeypatch.setattr("fsbench.papers.TABLES", {"rfs": (table,)})
-    monkeypatch.setattr("fsbench.papers.reproduce.TABLES", {"rfs": (table,)})
+    monkeypatch.setattr("fsbench.workflows.reproduce.TABLES", {"rfs": (table,)})
     write_paper_tables("rfs", committed)
     result = check_paper("rfs", exp, committed, tmp_path / "rerun", n_jobs=1)
     assert result.reproducing == 1

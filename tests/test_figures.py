@@ -316,9 +316,9 @@ def test_traces_reuse_the_runs_own_fits_from_the_ranking_cache(tmp_path, toy, mo
 
 def test_variant_figures_read_the_runs_own_fits_for_datasets_the_paper_lacks(tmp_path, monkeypatch):
     from fsbench.config import load_experiment
-    from fsbench.papers.reproduce import write_variant_figures
     from fsbench.runner import run_experiment
     from fsbench.selectors.dso import DSOFS
+    from fsbench.workflows.reproduce import write_variant_figures
 
     paper = tmp_path / "paper.yaml"
     paper.write_text("name: paper\nseed: 0\ndatasets: [ar]\nselectors: [fisher]\n"

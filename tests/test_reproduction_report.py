@@ -16,15 +16,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from fsbench.papers.reproduce import Layout
+from fsbench.papers.layout import Layout
+from fsbench.report.claims import compare_variant, headline_claims
 from fsbench.report.reproduction import (
     build_report,
-    compare_variant,
-    config_comment,
-    headline_claims,
-    load_results,
-    variant_description,
 )
+from fsbench.report.results import config_comment, load_results, variant_description
 
 N_TEST = 10  # per fold; 2 folds -> 20 test samples per repetition
 # per-repeat CV accuracy (%) of each cell; printed values are RFS Table 1's
@@ -105,6 +102,17 @@ def _t_pvalue(diffs: list[float]) -> float:
     return 1.0 - t / math.sqrt(t * t + 2.0)
 
 
+def _corrected_pvalue(diffs: list[float], rho: float) -> float:
+    """Nadeau-Bengio by hand: t = mean / sqrt((1/J + rho/(1 - rho)) s^2), Student t with J - 1 dof."""
+    from scipy.stats import t as student
+
+    j = len(diffs)
+    mean = sum(diffs) / j
+    var = sum((d - mean) ** 2 for d in diffs) / (j - 1)
+    t = mean / math.sqrt((1 / j + rho / (1 - rho)) * var)
+    return float(2 * student.sf(abs(t), j - 1))
+
+
 def test_reproduction_shares_in_summary(layout):
     report = build_report(layout)
     rfs_row = next(line for line in report.splitlines() if line.startswith("| RFS"))
@@ -124,12 +132,17 @@ def test_headline_claims_by_hand(layout):
     row = claims.loc[("allaml", 20)]
     assert row["is_best"] and row["runner_up"] == "relieff"
     assert row["margin"] == pytest.approx(40.0)
-    assert row["t_pvalue"] == pytest.approx(_t_pvalue([40, 45, 35]))
-    assert row["significant"]
+    assert row["plain_t_pvalue"] == pytest.approx(_t_pvalue([40, 45, 35]))
+    # per fold (10 test samples, 40 training: rho = 0.2): rfs 90 90 100 100 100 90, relieff 50 50 60 50 60 60
+    assert row["n_splits"] == 6
+    assert row["t_pvalue"] == pytest.approx(_corrected_pvalue([40, 40, 40, 50, 40, 30], 0.2))
+    assert row["significant"] and row["significant_plain"]
     # glioma k=20: -5, 10, 5... i.e. 70-75, 75-65, 80-70
     row = claims.loc[("glioma", 20)]
-    assert row["is_best"] and row["t_pvalue"] == pytest.approx(_t_pvalue([-5, 10, 10]))
-    assert not row["significant"]
+    assert row["is_best"] and row["plain_t_pvalue"] == pytest.approx(_t_pvalue([-5, 10, 10]))
+    # per fold: rfs 70 70 80 70 80 80, relieff 80 70 70 60 70 70
+    assert row["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, 10, 10, 10, 10], 0.2))
+    assert not row["significant"] and not row["significant_plain"]
     # allaml k=80: 0, 5, 5 -> best, p = 0.18; glioma k=80: relieff is better
     assert claims.loc[("allaml", 80)]["is_best"] and not claims.loc[("allaml", 80)]["significant"]
     assert claims.loc[("glioma", 80)]["best"] == "relieff"
@@ -139,11 +152,12 @@ def test_headline_claims_by_hand(layout):
 
     report = build_report(layout)
     assert ("RFS has the best accuracy on 2 of 2 datasets at k = 20; its margin over the runner-up is "
-            "significant (paired t-test p < 0.05) on 1. As printed, it is the best on 2 of the same 2 "
+            "significant (corrected resampled t-test p < 0.05) on 1 (plain paired t-test: 1). As printed, it is the "
+            "best on 2 of the same 2 "
             "(on 6 of all 6 printed rows).") in report
     assert "RFS has the best accuracy on 1 of 2 datasets at k = 80" in report
-    assert "on 1 of 2 datasets at k = 80; its margin over the runner-up is significant (paired t-test " \
-           "p < 0.05) on 0." in report
+    assert "on 1 of 2 datasets at k = 80; its margin over the runner-up is significant (corrected " \
+           "resampled t-test p < 0.05) on 0 (plain paired t-test: 0)." in report
 
 
 def test_variant_difference_by_hand(layout):
@@ -156,15 +170,16 @@ def test_variant_difference_by_hand(layout):
     assert allaml["diff"] == pytest.approx(-10.0)
     assert allaml["main"] == pytest.approx(95.0) and allaml["variant"] == pytest.approx(85.0)
     assert allaml["n_repeats"] == 3
-    assert allaml["t_pvalue"] == pytest.approx(_t_pvalue([-5, -10, -15]))
+    # per fold (rho = 0.2), variant - main: fold 0 loses repeat + 1 of 10 test samples, fold 1 nothing
+    assert allaml["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, -20, 0, -30, 0], 0.2))
     glioma = table.loc[("glioma", "relieff", 80)]  # only repetitions 0 and 1 are complete in the variant
     assert glioma["n_repeats"] == 2 and glioma["diff"] == pytest.approx(-7.5)
-    assert glioma["t_pvalue"] == pytest.approx(_t_pvalue([-5, -10]))
+    assert glioma["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, -20, 0], 0.2))
 
     report = build_report(layout)
     assert "Leakage study: selection on all data before CV." in report  # first sentence names the variant
     assert "Other paragraph" not in report
-    assert "| ALLAML | RFS | 20 | 95.00 | 85.00 | -10.00 | 0.0742 | 3 |" in report
+    assert "| ALLAML | RFS | 20 | 95.00 | 85.00 | -10.00 | 0.2752 | 3 |" in report  # corrected p, above
     # mean over the two datasets at each k: (-10 + -7.5) / 2
     assert "- RFS: -8.75 points at k = 20 (2 datasets), -8.75 points at k = 80 (2 datasets)" in report
     assert "**Partial results**: only repetitions complete in both runs are compared." in report
@@ -212,8 +227,8 @@ def test_config_comment_and_variant_description(tmp_path):
 
 def test_paper_tables_use_complete_repetitions_only(layout, tmp_path):
     # the main run with an unfinished fourth repetition of glioma (one task of four present)
-    from fsbench.papers.reproduce import write_paper_tables
-    from fsbench.report.reproduction import complete_runs
+    from fsbench.report.results import complete_runs
+    from fsbench.workflows.reproduce import write_paper_tables
 
     main = layout.results / "rfs"
     runs = pd.read_csv(main / "runs.csv.gz")
@@ -273,3 +288,23 @@ def test_a_variant_with_a_row_the_paper_config_lacks_gets_its_own_table(tmp_path
     assert "No shared rows yet." not in section
     dso_row = next(line for line in report.splitlines() if line.startswith("| DSO-FS"))
     assert "| 1/30 |" in dso_row  # the summary counts AR's mRMR cell only
+
+
+def test_tables_mark_methods_not_significantly_worse_than_the_best(layout):
+    from fsbench.papers import TABLES
+    from fsbench.report.paper import compare_table, format_paper_table
+
+    runs = load_results("rfs", layout.results / "rfs").runs
+    table = TABLES["rfs"][0]
+    cells = compare_table(table, runs).set_index(["dataset", "method", "k"])
+    # glioma k=20: rfs (75) best; relieff - by fold, rfs - relieff = -10 0 10 10 10 10
+    assert _corrected_pvalue([-10, 0, 10, 10, 10, 10], 0.2) >= 0.05
+    assert cells.loc[("glioma", "rfs", 20), "not_worse"] is True
+    assert cells.loc[("glioma", "relieff", 20), "not_worse"] is True
+    # allaml k=20: rfs - relieff = 40 40 40 50 40 30, p far below 0.05
+    assert _corrected_pvalue([40, 40, 40, 50, 40, 30], 0.2) < 0.05
+    assert cells.loc[("allaml", "relieff", 20), "not_worse"] is False
+    assert cells.loc[("lung", "rfs", 20), "not_worse"] is None  # not run
+    text = format_paper_table(table, compare_table(table, runs))
+    glioma = next(line for line in text.splitlines() if line.startswith("| GLIOMA") and "**75.00" in line)
+    assert "70.00 ± 5.00 ≈ (" in glioma

@@ -175,3 +175,40 @@ TABLES: dict[str, tuple[PrintedTable, ...]] = {
     "dso-fs": (DSO_FS_TABLE1,),
     "sl2p": (SL2P_TABLE2, SL2P_TABLE3),
 }
+
+
+#: the method each paper proposes (SL2P's paper proposes SL21 and its generalisation SL2P)
+PROPOSED: dict[str, tuple[str, ...]] = {"rfs": ("rfs",), "dso-fs": ("dso",), "sl2p": ("sl2p", "sl21")}
+#: methods a proposed method is not held against (both are the SL2P paper's own)
+NOT_COMPARED: dict[str, tuple[str, ...]] = {"sl21": ("sl2p",)}
+TITLES = {"rfs": "RFS (Nie et al., NIPS 2010)", "dso-fs": "DSO-FS (Peng & Fan, IJCAI 2016)",
+          "sl2p": "SL21 / SL2P (Xu, Nie & Han, IJCAI 2017)"}
+
+
+def paper_datasets(paper: str) -> list[str]:
+    """The datasets of the paper's tables, in the order the tables list them."""
+    datasets: list[str] = []
+    for table in TABLES[paper]:
+        datasets += [d for d, _ in table.row_titles if d not in datasets]
+    return datasets
+
+
+def method_titles(paper: str) -> dict[str, str]:
+    """fsbench selector label -> the paper's column title."""
+    titles: dict[str, str] = {}
+    for table in TABLES[paper]:
+        titles.update(dict(table.column_titles))
+    return titles
+
+
+def dataset_titles(paper: str) -> dict[str, str]:
+    """fsbench dataset name -> the paper's row title."""
+    titles: dict[str, str] = {}
+    for table in TABLES[paper]:
+        titles.update(dict(table.row_titles))
+    return titles
+
+
+def table_ks(paper: str) -> list[int]:
+    """The numbers of features of the paper's tables."""
+    return sorted({k for table in TABLES[paper] for k in table.ks})

@@ -104,7 +104,35 @@ def compare_table(table: PrintedTable, runs: pd.DataFrame | None, planned: Colle
             notes.append(inexact)
         row["note"] = "; ".join(notes)
         rows.append(row)
-    return pd.DataFrame(rows)
+    table_rows = pd.DataFrame(rows)
+    table_rows["not_worse"] = _not_worse_than_best(table_rows, runs)
+    return table_rows
+
+
+def _not_worse_than_best(cells: pd.DataFrame, runs: pd.DataFrame | None) -> list[bool | None]:
+    """Per cell: True for the best mean of its (dataset, k) row and for every method not
+    significantly worse than it (corrected resampled t-test over the outer splits, two-sided
+    p >= 0.05, :mod:`fsbench.report.claims`); False for the others; None without results or
+    with fewer than two splits."""
+    from fsbench.report.claims import ALPHA, corrected_pvalue, split_accuracies, test_fraction
+
+    out: list[bool | None] = [None] * len(cells)
+    if runs is None or cells.empty or not {"fold", "n_train"} <= set(runs.columns):
+        return out
+    for (dataset, k), part in cells[cells["status"] != "not run"].groupby(["dataset", "k"], sort=False):
+        best = part.loc[part["ours"].idxmax(), "method"]
+        mine = runs[(runs["dataset"] == dataset) & (runs["k"] == k) & runs["selector"].isin(part["method"])]
+        splits = split_accuracies(mine)
+        if len(splits) < 2 or best not in splits:
+            continue
+        rho = test_fraction(mine)
+        for index, method in part["method"].items():
+            if method == best:
+                out[cells.index.get_loc(index)] = True
+            elif method in splits:
+                p = corrected_pvalue(splits[best].to_numpy(), splits[method].to_numpy(), rho)
+                out[cells.index.get_loc(index)] = bool(p >= ALPHA)
+    return out
 
 
 def _test_size(runs: pd.DataFrame, dataset: str, method: str, k: int) -> float:
@@ -167,6 +195,8 @@ def format_paper_table(table: PrintedTable, comparison: pd.DataFrame, fmt: str =
                 ours = f"{c.ours:.2f}" + (f" ± {c.ours_std:.2f}" if not pd.isna(c.ours_std) else "")
                 if best_ours is not None and c.ours == best_ours:
                     ours = f"**{ours}**" if fmt == "markdown" else rf"\textbf{{{ours}}}"
+                elif c.get("not_worse") is True:
+                    ours += " ≈"
                 text = f"{ours} ({printed}, {c.delta:+.2f})"
                 if c.status == "ill-posed":
                     text += f" [ill-posed: {c.note}]"
@@ -175,7 +205,8 @@ def format_paper_table(table: PrintedTable, comparison: pd.DataFrame, fmt: str =
                 cells.append(text)
             body.append(cells)
         caption = (f"{table.paper.key} {table.name}, top {k} features: ours mean ± sd over our repetitions "
-                   "(printed, ours - printed); bold: our best in the row; *: the paper's best in the row.")
+                   "(printed, ours - printed); bold: our best in the row; ≈: not significantly worse than it "
+                   "(corrected resampled t-test over the outer splits, p >= 0.05); *: the paper's best in the row.")
         if fmt == "markdown":
             lines.append(caption + "\n")
             lines.append("| " + " | ".join(header) + " |")
@@ -184,7 +215,7 @@ def format_paper_table(table: PrintedTable, comparison: pd.DataFrame, fmt: str =
             lines.append("")
         else:
             def tex(s: str) -> str:
-                return s.replace("_", r"\_").replace("%", r"\%").replace("±", r"$\pm$")
+                return s.replace("_", r"\_").replace("%", r"\%").replace("±", r"$\pm$").replace("≈", r"$\approx$")
 
             lines += [r"\begin{table}[t]", r"\centering", rf"\caption{{{tex(caption)}}}",
                       r"\resizebox{\linewidth}{!}{\begin{tabular}{l" + "c" * (len(header) - 1) + "}",

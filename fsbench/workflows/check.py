@@ -115,7 +115,7 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     """Rerun the paper's check subset into ``work_dir`` and compare it with ``results_dir``."""
     from fsbench.papers import TABLES
     from fsbench.report.paper import compare_table, format_paper_table
-    from fsbench.report.reproduction import complete_runs
+    from fsbench.report.results import complete_runs
     from fsbench.runner import run_experiment
     from fsbench.store import load_runs, planned_datasets
 

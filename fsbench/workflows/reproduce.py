@@ -16,34 +16,11 @@ and machine, so the report can state what the full run cost even when it spanned
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
-from fsbench.papers.check import table_file
-
-
-@dataclass(frozen=True)
-class Layout:
-    configs: Path = Path("configs") / "papers"
-    results: Path = Path("results") / "papers"
-
-    def config(self, paper: str) -> Path:
-        path = self.configs / f"{paper}.yaml"
-        if not path.is_file():
-            raise FsbenchError(f"The config of paper {paper!r} is not at {str(path)!r}; run from the project "
-                               "root or pass --configs.")
-        return path
-
-    def variants(self, paper: str) -> list[Path]:
-        return sorted((self.configs / "variants").glob(f"{paper}-*.yaml"))
-
-    def results_dir(self, paper: str) -> Path:
-        return self.results / paper
-
-    def variant_dir(self, config: Path) -> Path:
-        return self.results / "variants" / config.stem
+from fsbench.workflows.check import table_file
 
 
 def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
@@ -52,7 +29,7 @@ def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
     import pandas as pd
 
     from fsbench.report.paper import compare_table, format_paper_table
-    from fsbench.report.reproduction import complete_runs
+    from fsbench.report.results import complete_runs
     from fsbench.store import atomic_write_text, load_runs, planned_datasets
 
     runs = complete_runs(results_dir, load_runs(results_dir))
