@@ -232,7 +232,7 @@ def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: st
     points = S.pareto_points(S.common_splits(runs[runs["k"] == at_k])[0], at_k)
     summary_table = selector_summary(selectors, friedman, points, stability, cost, pairwise, at_k, baseline)
     summary = format_summary(summary_table, friedman, pairwise, k_table, at_k, fmt, baseline, classifier, alpha)
-    at = f"k = {k_table}" if k_table is not None else "every k"
+    at = f"k = {k_table}" if k_table is not None else "every k (descriptive)"
     written = _write(out, friedman, pairwise, stability, cost, points, selectors, alpha, classifier, runs, at)
     return Output(summary, notes, written)
 

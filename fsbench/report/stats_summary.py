@@ -73,7 +73,9 @@ def _notes(friedman: FriedmanTables, pairwise: pd.DataFrame, k_table: int | None
         lines.append(f"Friedman over {int(f['n_blocks'])} {friedman.block_name} {at}, {int(f['n_selectors'])} "
                      f"selectors: chi2 = {f['statistic']:.2f} (p = {f['p_value']:.3g}), Iman-Davenport F = "
                      f"{f['iman_davenport']:.2f} (p = {f['iman_davenport_p']:.3g}); Nemenyi CD = {f['cd']:.2f} "
-                     f"average ranks at alpha = {alpha:g}.")
+                     f"average ranks at alpha = {alpha:g}"
+                     + ("." if k_table is not None else " (descriptive: the blocks of one dataset are not "
+                        "independent)."))
     across = pairwise[(pairwise["scope"] == "across") & (pairwise["k"] == k)]
     if len(across):
         significant = across[across["significant"].astype(bool)]
