@@ -133,15 +133,15 @@ def test_headline_claims_by_hand(layout):
     assert row["is_best"] and row["runner_up"] == "relieff"
     assert row["margin"] == pytest.approx(40.0)
     assert row["plain_t_pvalue"] == pytest.approx(_t_pvalue([40, 45, 35]))
-    # per fold (10 test samples, 40 training: rho = 0.2): rfs 90 90 100 100 100 90, relieff 50 50 60 50 60 60
+    # per fold (2 folds: rho = 1/2, Bouckaert-Frank): rfs 90 90 100 100 100 90, relieff 50 50 60 50 60 60
     assert row["n_splits"] == 6
-    assert row["t_pvalue"] == pytest.approx(_corrected_pvalue([40, 40, 40, 50, 40, 30], 0.2))
+    assert row["t_pvalue"] == pytest.approx(_corrected_pvalue([40, 40, 40, 50, 40, 30], 0.5))
     assert row["significant"] and row["significant_plain"]
     # glioma k=20: -5, 10, 5... i.e. 70-75, 75-65, 80-70
     row = claims.loc[("glioma", 20)]
     assert row["is_best"] and row["plain_t_pvalue"] == pytest.approx(_t_pvalue([-5, 10, 10]))
     # per fold: rfs 70 70 80 70 80 80, relieff 80 70 70 60 70 70
-    assert row["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, 10, 10, 10, 10], 0.2))
+    assert row["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, 10, 10, 10, 10], 0.5))
     assert not row["significant"] and not row["significant_plain"]
     # allaml k=80: 0, 5, 5 -> best, p = 0.18; glioma k=80: relieff is better
     assert claims.loc[("allaml", 80)]["is_best"] and not claims.loc[("allaml", 80)]["significant"]
@@ -170,16 +170,16 @@ def test_variant_difference_by_hand(layout):
     assert allaml["diff"] == pytest.approx(-10.0)
     assert allaml["main"] == pytest.approx(95.0) and allaml["variant"] == pytest.approx(85.0)
     assert allaml["n_repeats"] == 3
-    # per fold (rho = 0.2), variant - main: fold 0 loses repeat + 1 of 10 test samples, fold 1 nothing
-    assert allaml["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, -20, 0, -30, 0], 0.2))
+    # per fold (rho = 1/2), variant - main: fold 0 loses repeat + 1 of 10 test samples, fold 1 nothing
+    assert allaml["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, -20, 0, -30, 0], 0.5))
     glioma = table.loc[("glioma", "relieff", 80)]  # only repetitions 0 and 1 are complete in the variant
     assert glioma["n_repeats"] == 2 and glioma["diff"] == pytest.approx(-7.5)
-    assert glioma["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, -20, 0], 0.2))
+    assert glioma["t_pvalue"] == pytest.approx(_corrected_pvalue([-10, 0, -20, 0], 0.5))
 
     report = build_report(layout)
     assert "Leakage study: selection on all data before CV." in report  # first sentence names the variant
     assert "Other paragraph" not in report
-    assert "| ALLAML | RFS | 20 | 95.00 | 85.00 | -10.00 | 0.2752 | 3 |" in report  # corrected p, above
+    assert "| ALLAML | RFS | 20 | 95.00 | 85.00 | -10.00 | 0.4971 | 3 |" in report  # corrected p, above
     # mean over the two datasets at each k: (-10 + -7.5) / 2
     assert "- RFS: -8.75 points at k = 20 (2 datasets), -8.75 points at k = 80 (2 datasets)" in report
     assert "**Partial results**: only repetitions complete in both runs are compared." in report
@@ -298,13 +298,28 @@ def test_tables_mark_methods_not_significantly_worse_than_the_best(layout):
     table = TABLES["rfs"][0]
     cells = compare_table(table, runs).set_index(["dataset", "method", "k"])
     # glioma k=20: rfs (75) best; relieff - by fold, rfs - relieff = -10 0 10 10 10 10
-    assert _corrected_pvalue([-10, 0, 10, 10, 10, 10], 0.2) >= 0.05
+    assert _corrected_pvalue([-10, 0, 10, 10, 10, 10], 0.5) >= 0.05
     assert cells.loc[("glioma", "rfs", 20), "not_worse"] is True
     assert cells.loc[("glioma", "relieff", 20), "not_worse"] is True
     # allaml k=20: rfs - relieff = 40 40 40 50 40 30, p far below 0.05
-    assert _corrected_pvalue([40, 40, 40, 50, 40, 30], 0.2) < 0.05
+    assert _corrected_pvalue([40, 40, 40, 50, 40, 30], 0.5) < 0.05
     assert cells.loc[("allaml", "relieff", 20), "not_worse"] is False
     assert cells.loc[("lung", "rfs", 20), "not_worse"] is None  # not run
     text = format_paper_table(table, compare_table(table, runs))
     glioma = next(line for line in text.splitlines() if line.startswith("| GLIOMA") and "**75.00" in line)
     assert "70.00 ± 5.00 ≈ (" in glioma
+
+
+def test_ranks_across_datasets_by_hand(layout):
+    # k = 20: RFS beats ReliefF on both datasets (95 vs 55, 75 vs 70): ranks 1 and 2.
+    # Friedman: 12 N / (k (k + 1)) (sum R_j^2 - k (k + 1)^2 / 4) = 12*2/6 (1 + 4 - 4.5) = 2, 1 dof;
+    # Nemenyi CD = q(2) sqrt(k (k + 1) / (6 N)) = 1.960 * sqrt(6 / 12) = 1.386
+    from scipy.stats import chi2
+
+    report = build_report(layout, write_figures=True)
+    row = next(line for line in report.splitlines() if line.startswith("| k = 20 | 2 | 2 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3] == "2.00" and cells[4] == f"{chi2.sf(2.0, 1):.4f}" and cells[7] == "1.39"
+    assert "Average ranks at k = 20 (1 = best): RFS 1.00, RF 2.00." in report
+    assert (layout.results / "rfs" / "cd_k20.png").is_file() and "![rfs: critical-difference diagram, k = 20]" in report
+    assert "No rankings.csv.gz in these results yet" in report

@@ -8,9 +8,10 @@ correlated and the plain paired t-test is anti-conservative (Nadeau & Bengio 200
 benchmarks/stats_false_positives.py). The verdict uses the corrected resampled t-test over the
 splits (:func:`fsbench.stats.corrected_ttest`): every outer split is one (each fold of a
 repeated k-fold protocol, Bouckaert & Frank's correction; each repetition of a hold-out one),
-with rho = n_test / (n_test + n_train) of the rows. The plain paired t-test over repetitions
-(the verdict before issue 15) and the Wilcoxon signed-rank test over repetitions are shown
-beside it; a margin "beyond noise" is positive with a corrected p-value below :data:`ALPHA`.
+with rho = 1/k for k folds per repetition, else n_test / (n_test + n_train) of the rows. The
+plain paired t-test over repetitions (the verdict before issue 15) and the Wilcoxon signed-rank
+test over repetitions are shown beside it; a margin "beyond noise" is positive with a corrected
+p-value below :data:`ALPHA`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from scipy import stats
 
 from fsbench.papers import NOT_COMPARED, PROPOSED, TABLES, dataset_titles, method_titles, paper_datasets, table_ks
 from fsbench.report.markdown import md_table, num, pvalue
+from fsbench.report.statistics import split_fractions
 from fsbench.stats import corrected_ttest
 from fsbench.store import ROW_KEY
 
@@ -32,8 +34,14 @@ ALPHA = 0.05
 
 # ----------------------------------------------------------------------------- tests
 def test_fraction(runs: pd.DataFrame) -> float:
-    """rho = n_test / (n_test + n_train), averaged over the rows (the splits' test share)."""
-    return float((runs["n_test"] / (runs["n_test"] + runs["n_train"])).mean())
+    """rho of one dataset's rows, as ``fsbench stats`` takes it
+    (:func:`fsbench.report.statistics.split_fractions`): 1/k for k folds per repetition
+    (Bouckaert & Frank: n_test / n_train = 1/(k - 1)), else the rows' mean n_test / (n_test +
+    n_train) (Nadeau & Bengio)."""
+    fractions = split_fractions(runs, {})
+    if len(fractions) != 1:
+        raise ValueError(f"test_fraction takes the rows of one dataset; got {len(fractions)}.")
+    return next(iter(fractions.values()))[1]
 
 
 def split_accuracies(runs: pd.DataFrame) -> pd.DataFrame:
@@ -261,7 +269,8 @@ def compare_variant(main: pd.DataFrame, variant: pd.DataFrame, ks: Iterable[int]
                            & (per_split["k"] == k)]
         acc_var = 100.0 * splits["n_correct_var"] / splits["n_test_var"]
         acc_main = 100.0 * splits["n_correct_main"] / splits["n_test_main"]
-        rho = float((splits["n_test_main"] / (splits["n_test_main"] + splits["n_train_main"])).mean())
+        rho = test_fraction(shared_main[(shared_main["dataset"] == dataset) & (shared_main["selector"] == selector)
+                                        & (shared_main["k"] == k)])
         t_p = corrected_pvalue(acc_var.to_numpy(), acc_main.to_numpy(), rho)
         rows.append({"dataset": dataset, "selector": selector, "k": int(k), "main": float(b.mean()),
                      "variant": float(a.mean()), "diff": float((a - b).mean()), "t_pvalue": t_p,

@@ -28,7 +28,9 @@ from fsbench.report.claims import ALPHA, claims_section, compare_variant, headli
 from fsbench.report.figures import per_p_curves
 from fsbench.report.markdown import hours, md_table, num, pvalue, share
 from fsbench.report.paper import compare_table, format_paper_table, ill_posed, reproduction_summary
+from fsbench.report.paper_stats import ranks_section, stability_section
 from fsbench.report.results import Results, config_comment, load_results, variant_description
+from fsbench.report.stats_command import read_rankings
 from fsbench.store import RUNS_FILE, TASK_KEY, atomic_write_text, read_runlog
 
 FIGURES = (("curves", "accuracy vs number of selected features"),
@@ -184,7 +186,13 @@ def _cost_section(papers: dict[str, Results], variants: dict[str, list[Results]]
     return lines
 
 
-def _paper_section(layout: Layout, paper: str, result: Results) -> list[str]:
+def _n_features() -> dict[str, int]:
+    from fsbench.datasets import all_datasets
+
+    return {spec.name: int(spec.n_features) for spec in all_datasets()}
+
+
+def _paper_section(layout: Layout, paper: str, result: Results, write_figures: bool) -> list[str]:
     lines = [f"## {TITLES[paper]}", "", PAPERS[paper].citation, ""]
     config = layout.configs / f"{paper}.yaml"
     lines += ["### Protocol and choices", ""]
@@ -209,6 +217,8 @@ def _paper_section(layout: Layout, paper: str, result: Results) -> list[str]:
     if figures:
         lines += ["### Figures", "", *figures]
     lines += claims_section(paper, runs)
+    lines += ranks_section(paper, runs, result.results_dir, layout.results, write_figures)
+    lines += stability_section(paper, runs, read_rankings(result.results_dir), _n_features())
     return lines
 
 
@@ -341,8 +351,9 @@ def _forensics_section(sl2p: Results | None, variants: Sequence[str] = ()) -> li
 
 
 # ----------------------------------------------------------------------------- the report
-def build_report(layout: Layout) -> str:
-    """The markdown of results/papers/REPORT.md, generated from the results under ``layout``."""
+def build_report(layout: Layout, write_figures: bool = False) -> str:
+    """The markdown of results/papers/REPORT.md, generated from the results under ``layout``;
+    ``write_figures`` also (re)draws the papers' critical-difference diagrams it shows."""
     papers = {paper: _load_paper(layout, paper) for paper in PAPERS}
     variants: dict[str, list[Results]] = {}
     descriptions: dict[str, str] = {}
@@ -362,7 +373,7 @@ def build_report(layout: Layout) -> str:
     lines += _rule_section()
     lines += _cost_section(papers, variants)
     for paper, result in papers.items():
-        lines += _paper_section(layout, paper, result)
+        lines += _paper_section(layout, paper, result, write_figures)
     lines += _variants_section(layout.results, papers, variants, descriptions)
     lines += _forensics_section(papers.get("sl2p"), [v.name for v in variants["sl2p"]])
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -380,7 +391,7 @@ def write_report(layout: Layout) -> Path:
         raise FsbenchError(f"No paper results in {str(layout.results)!r}; run 'fsbench reproduce' first (or pass "
                            "--results).")
     path = layout.results / REPORT_FILE
-    atomic_write_text(path, build_report(layout))
+    atomic_write_text(path, build_report(layout, write_figures=True))
     return path
 
 
