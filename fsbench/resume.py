@@ -5,12 +5,15 @@ runs.csv.gz alone still resumes). Each must carry the configuration's fingerprin
 seeds and every (classifier, k); a row of another configuration stops the run and nothing is
 changed. Rows of other selector code are stale (the run stops naming them, or recomputes them);
 rows from before code was recorded are kept with a note; rows evaluated by another version of the
-protocol are kept with a note. Also: deliberately discarding one selector's results.
+protocol are kept with a note. A task's ranking travels with its rows: restored from
+rankings.csv.gz with rows restored from runs.csv.gz, only when rankings.csv.gz was written by this
+configuration (its fingerprint) and only for tasks whose rows pass those checks. Also:
+deliberately discarding one selector's results.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +26,23 @@ from fsbench.fitting import selector_identity
 from fsbench.protocol import Split
 from fsbench.selectors import protocol_code
 from fsbench.store import (
+    RANKINGS_FILE,
     RUNS_FILE,
     DamagedTaskFile,
+    TaskFile,
     finished_tasks,
+    load_rankings,
     load_runs,
     locked,
     planned_datasets,
     planned_selectors,
+    rankings_by_task,
+    rankings_fingerprint,
     read_fingerprint,
-    read_task,
-    read_tasks,
+    read_task_file,
+    read_task_files,
     task_path,
+    write_rankings,
     write_runs,
     write_task,
 )
@@ -58,6 +67,10 @@ class _Found:
     rows: dict[str, list[dict[str, Any]]]  # planned task id -> its rows (from its file or runs.csv.gz)
     from_runs: set[str]  # ids whose rows come from runs.csv.gz (no task file yet)
     damaged: list[str]  # planned ids whose task file is damaged
+    # task id -> its ranking (from its file, or from rankings.csv.gz of this configuration for ids
+    # of from_runs); attached to rows only once the audit has trusted them
+    rankings: dict[str, list[int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
@@ -68,12 +81,18 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
     rows: dict[str, list[dict[str, Any]]] = {}
     damaged = []
     files = finished_tasks(out_dir)
+    rankings: dict[str, list[int]] = {}
     for task_id in sorted(files & planned):
         try:
-            rows[task_id] = read_task(out_dir, task_id)
+            file = read_task_file(out_dir, task_id)
         except DamagedTaskFile:
             damaged.append(task_id)
+            continue
+        rows[task_id] = file.rows
+        if file.ranking is not None:
+            rankings[task_id] = file.ranking
     from_runs: set[str] = set()
+    notes: list[str] = []
     if (out_dir / RUNS_FILE).is_file():
         runs = load_runs(out_dir)
         recorded = set(runs["fingerprint"].astype(str)) if "fingerprint" in runs else {"none"}
@@ -86,7 +105,27 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
             if task_id not in files:
                 rows[task_id] = records
                 from_runs.add(task_id)
-    return _Found(rows, from_runs, damaged)
+        if from_runs:
+            saved, note = saved_rankings(out_dir, fingerprint)
+            rankings.update({t: r for t, r in saved.items() if t in from_runs})
+            notes += [note] if note else []
+    return _Found(rows, from_runs, damaged, rankings, notes)
+
+
+def saved_rankings(out_dir: Path, fingerprint: str | None) -> tuple[dict[str, list[int]], str | None]:
+    """The rankings of a folder's rankings.csv.gz by task id, if that file was written by the
+    configuration of ``fingerprint`` (else none, and a note saying why); a damaged file stops with a
+    FsbenchError naming it."""
+    path = out_dir / RANKINGS_FILE
+    if not path.is_file():
+        return {}, None
+    table = load_rankings(out_dir)  # a damaged file stops here, before anything is changed
+    written_by = rankings_fingerprint(out_dir)
+    if fingerprint is None or written_by != fingerprint:
+        written = written_by or "not recorded"
+        return {}, (f"{RANKINGS_FILE} holds rankings of another configuration (fingerprint {written}, this "
+                    f"config's is {fingerprint}); they are not used")
+    return {_task_id(*key): ranking for key, ranking in rankings_by_task(table).items()}, None
 
 
 @dataclass
@@ -146,6 +185,15 @@ def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pat
             if recompute_stale:
                 audit.stale_ids.append(task.id)
                 continue
+        ranking = found.rankings.get(task.id)
+        if ranking is not None and len(ranking) != max(experiment.n_features):
+            if task.id in found.from_runs:
+                raise FsbenchError(f"{str(out_dir / RANKINGS_FILE)!r} is damaged (task {task.id} ranks "
+                                   f"{len(ranking)} features where this config keeps {max(experiment.n_features)}); "
+                                   "restore it (for example from version control) or delete it and regenerate it "
+                                   f"with 'python -m fsbench.rankings {out_dir}'.")
+            audit.damaged.append(task.id)  # a task file whose ranking was cut: recomputed
+            continue
         audit.kept.add(task.id)
         if task.id in found.from_runs:
             audit.to_restore.append(task.id)
@@ -169,25 +217,29 @@ def stale_message(out_dir: Path, stale: dict[str, int]) -> str:
             "them, or 'fsbench discard' them.")
 
 
-def unplanned_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> list[dict[str, Any]]:
-    """Rows of finished tasks of this configuration that this invocation did not plan (datasets left
-    out by --skip-missing this time): kept in runs.csv.gz, never dropped."""
-    rows: list[dict[str, Any]] = []
+def unplanned_tasks(out_dir: Path, tasks: list[Task], fingerprint: str) -> list[TaskFile]:
+    """Finished tasks of this configuration that this invocation did not plan (datasets left out
+    by --skip-missing this time): kept in runs.csv.gz and rankings.csv.gz, never dropped."""
+    kept: list[TaskFile] = []
     for task_id in sorted(finished_tasks(out_dir) - {t.id for t in tasks}):
         try:
-            records = read_task(out_dir, task_id)
+            file = read_task_file(out_dir, task_id)
         except DamagedTaskFile:
             continue
-        if all(str(r.get("fingerprint")) == fingerprint for r in records):
-            rows += records
-    return rows
+        if all(str(r.get("fingerprint")) == fingerprint for r in file.rows):
+            kept.append(file)
+    return kept
+
+
+def _task_id(dataset: str, repeat: int, fold: int, label: str) -> str:
+    """The id of the task (dataset, repeat, fold, selector label) (fsbench.tasks.Task.id)."""
+    return Task(dataset, Split(int(repeat), int(fold), np.empty(0), np.empty(0), 0), SelectorConfig(label, label)).id
 
 
 def _task_ids(runs: pd.DataFrame) -> list[str]:
     """The id of the task each row of a runs table belongs to."""
-    return [Task(d, Split(r, f, np.empty(0), np.empty(0), 0), SelectorConfig(m, label=lab)).id
-            for d, r, f, m, lab in zip(runs["dataset"], runs["repeat"], runs["fold"], runs["method"],
-                                       runs["selector"], strict=True)]
+    return [_task_id(d, r, f, lab) for d, r, f, lab in zip(runs["dataset"], runs["repeat"], runs["fold"],
+                                                            runs["selector"], strict=True)]
 
 
 def _rows_by_task(runs: pd.DataFrame, task_ids: set[str] | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -206,19 +258,22 @@ def _rows_by_task(runs: pd.DataFrame, task_ids: set[str] | None = None) -> dict[
     return out
 
 
-def _write_tasks_from_rows(out_dir: Path, runs: pd.DataFrame, task_ids: set[str]) -> int:
-    """Task files recreated from the rows of ``runs`` for the given task ids; returns how many."""
+def _write_tasks_from_rows(out_dir: Path, runs: pd.DataFrame, task_ids: set[str],
+                           rankings: dict[str, list[int]]) -> int:
+    """Task files recreated from the rows of ``runs`` (and their ``rankings``) for the given task ids;
+    returns how many."""
     by_task = _rows_by_task(runs, task_ids)
     for task_id, records in by_task.items():
-        write_task(out_dir, task_id, records)
+        write_task(out_dir, task_id, records, rankings.get(task_id))
     return len(by_task)
 
 
 def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | None = None
                   ) -> tuple[int, int]:
     """Remove the finished tasks of the selector labels ``selectors`` (on ``datasets``, default
-    all) from a results folder: their task files and their rows of runs.csv.gz. Running the
-    config again then recomputes them and only them; returns (tasks, rows) removed.
+    all) from a results folder: their task files, their rows of runs.csv.gz and their rankings of
+    rankings.csv.gz. Running the config again then recomputes them and only them; returns (tasks,
+    rows) removed.
 
     For results to recompute deliberately: a run restores missing task files from runs.csv.gz,
     so deleting task files alone would bring the old rows back. Interrupted, it leaves
@@ -233,7 +288,7 @@ def discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | Non
 
 def _discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | None) -> tuple[int, int]:
     runs = load_runs(out_dir) if (out_dir / RUNS_FILE).is_file() else None
-    files = {task_id: read_tasks(out_dir, [task_id]) for task_id in finished_tasks(out_dir)}
+    files = {task_id: read_task_files(out_dir, [task_id])[0].rows for task_id in finished_tasks(out_dir)}
     owner = {task_id: (rows[0]["dataset"], rows[0]["selector"]) for task_id, rows in files.items() if rows}
     row_ids = _task_ids(runs) if runs is not None else []
     if runs is not None:
@@ -250,11 +305,14 @@ def _discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | No
               if sel in selectors and (not datasets or ds in datasets)}
     if not doomed:
         return 0, 0
+    fingerprint = read_fingerprint(out_dir)
+    saved, _ = saved_rankings(out_dir, fingerprint)  # a damaged rankings.csv.gz stops here, unchanged
     in_runs = set(row_ids)
     n_rows = sum(len(files[t]) for t in doomed - in_runs) + int(np.isin(row_ids, list(doomed)).sum())
     if runs is not None:
-        # every kept task as a file first, so that runs.csv.gz can be rewritten from the files
-        _write_tasks_from_rows(out_dir, runs, in_runs - doomed - set(files))
+        # every kept task as a file first (with its ranking), so that runs.csv.gz and
+        # rankings.csv.gz can be rewritten from the files
+        _write_tasks_from_rows(out_dir, runs, in_runs - doomed - set(files), saved)
     for task_id in doomed:
         task_path(out_dir, task_id).unlink(missing_ok=True)
     if runs is not None:
@@ -262,7 +320,12 @@ def _discard_tasks(out_dir: Path, selectors: list[str], datasets: list[str] | No
         order = [t for t in dict.fromkeys(row_ids) if t not in doomed]
         order += sorted(set(files) - in_runs - doomed)
         if order:
-            write_runs(out_dir, read_tasks(out_dir, order))
+            kept = read_task_files(out_dir, order)
+            write_runs(out_dir, [row for file in kept for row in file.rows])
+            write_rankings(out_dir, kept, fingerprint)
         else:
             (out_dir / RUNS_FILE).unlink()
+            (out_dir / RANKINGS_FILE).unlink(missing_ok=True)
+    elif (out_dir / RANKINGS_FILE).is_file():
+        write_rankings(out_dir, read_task_files(out_dir, sorted(set(files) - doomed)), fingerprint)
     return len(doomed), n_rows

@@ -1,4 +1,5 @@
-"""Experiment -> independent tasks -> joblib; rankings cached; every finished task saved.
+"""Experiment -> independent tasks -> joblib; rankings cached; every finished task saved, with
+its ranking (rankings.csv.gz).
 
 A task is one (dataset, repeat, fold, selector). Its seed derives from the config seed and
 its identity only, so the rows do not depend on n_jobs or on the order tasks finish in; a
@@ -47,7 +48,6 @@ from fsbench.protocol import (
     evaluate_classifiers,
     evaluate_ranking,
     outer_splits,
-    standardize,
     tune_selector,
 )
 from fsbench.resume import (
@@ -58,12 +58,13 @@ from fsbench.resume import (
     per_selector,
     stale_message,
     sum_counts,
-    unplanned_rows,
+    unplanned_tasks,
 )
 from fsbench.selectors import protocol_code
 from fsbench.store import (
     CONFIG_FILE,
     RANKINGS_DIR,
+    RANKINGS_FILE,
     RUNS_FILE,
     TASKS_DIR,
     check_writable_folder,
@@ -73,16 +74,17 @@ from fsbench.store import (
     locked,
     log_run,
     read_failures,
-    read_tasks,
+    read_task_files,
     remove_temporary_files,
     task_path,
     write_config,
     write_failure,
     write_failures,
+    write_rankings,
     write_runs,
     write_task,
 )
-from fsbench.tasks import Task, selection_seed
+from fsbench.tasks import Task, fit_task_selector, selection_seed, task_data
 
 __all__ = ["MAX_SPLITS", "FitTimeout", "RunResult", "Task", "discard_tasks", "fit_selector", "plan",
            "ranking_key", "run_experiment", "run_task", "selection_seed", "time_limit"]
@@ -195,7 +197,7 @@ def run_experiment(
             if force:
                 for sub in (TASKS_DIR, "cache"):
                     shutil.rmtree(out_dir / sub, ignore_errors=True)
-                for name in (RUNS_FILE, CONFIG_FILE):
+                for name in (RUNS_FILE, RANKINGS_FILE, CONFIG_FILE):
                     (out_dir / name).unlink(missing_ok=True)
             check_folder_configuration(out_dir, fingerprint)
             found = existing_rows(out_dir, tasks, fingerprint)
@@ -221,8 +223,15 @@ def run_experiment(
                 note(f"{sum(checked.legacy.values())} tasks hold rows written before fsbench recorded the code "
                      f"that computed them ({per_selector(checked.legacy)}); they are kept: 'fsbench discard' "
                      "recomputes them")
+            for text in found.notes:
+                note(text)
             for task_id in checked.to_restore:
-                write_task(out_dir, task_id, found.rows[task_id])
+                write_task(out_dir, task_id, found.rows[task_id], found.rankings.get(task_id))
+            unranked = [t for t in checked.to_restore if found.rankings.get(t) is None]
+            if unranked:
+                note(f"{len(unranked)} tasks restored from {RUNS_FILE} have no ranking (computed before fsbench "
+                     f"kept rankings, or {RANKINGS_FILE} did not hold theirs); 'python -m fsbench.rankings "
+                     f"{out_dir}' regenerates them once the run is finished")
             return _run_pending(experiment, tasks, checked.kept, data, out_dir, n_jobs, started, skipped,
                                 notes, on_start, on_task_done)
         except OSError as exc:
@@ -268,9 +277,11 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
     done = finished_tasks(out_dir)
     failed = read_failures(out_dir, [t.id for t in tasks if t.id not in done], experiment.fingerprint())
     write_failures(out_dir, failed)
-    rows = read_tasks(out_dir, [t.id for t in tasks if t.id in done])
-    rows += unplanned_rows(out_dir, tasks, experiment.fingerprint())
+    files = read_task_files(out_dir, [t.id for t in tasks if t.id in done])
+    files += unplanned_tasks(out_dir, tasks, experiment.fingerprint())
+    rows = [row for file in files for row in file.rows]
     runs = write_runs(out_dir, rows) if rows else pd.DataFrame(columns=["dataset", "selector", "k", "accuracy"])
+    write_rankings(out_dir, files, experiment.fingerprint())
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
                      tuple(skipped), tuple(notes), tuple(failed))
 
@@ -307,7 +318,7 @@ def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, o
         sys.path.insert(0, experiment.base_dir)
     try:
         with threadpool_limits(limits=threads):
-            rows = _evaluate_task(experiment, task, X, y, out_dir / RANKINGS_DIR)
+            rows, ranking = _evaluate_task(experiment, task, X, y, out_dir / RANKINGS_DIR)
     except OSError as exc:
         if exc.errno in _STORAGE_ERRORS:
             raise  # the results folder cannot be written: the run stops and says why
@@ -316,7 +327,7 @@ def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, o
         failure = exc
     else:
         seconds = time.perf_counter() - t0  # the whole task: tuning, selection and evaluation
-        write_task(out_dir, task.id, [{**row, "task_seconds": seconds} for row in rows])
+        write_task(out_dir, task.id, [{**row, "task_seconds": seconds} for row in rows], ranking)
         clear_failure(out_dir, task.id)
         return task.id
     reason = str(failure).strip().splitlines()[0] if str(failure).strip() else ""
@@ -331,55 +342,49 @@ def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, o
 _STORAGE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 
-def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, cache: Path) -> list[dict]:
+def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, cache: Path
+                   ) -> tuple[list[dict], list[int]]:
+    """The task's rows, and its ranking's first max(n_features) features (kept in rankings.csv.gz)."""
     split, sel = task.split, task.selector
-    X_train, X_test = standardize(X, split.train, split.test, experiment.standardize)
-    y_train, y_test = y[split.train], y[split.test]
-    # Inner folds and classifier seeds depend on the split only: every selector of a split is
-    # evaluated on the same inner folds, so two selectors with one ranking get identical rows.
-    eval_seed = derive_seed(experiment.seed, "evaluate", task.dataset, split.repeat, split.fold)
+    data = task_data(experiment, task, X, y)
     ks = experiment.n_features
-    n_inner = experiment.inner_cv.folds_for(y_train.size)
-
-    if experiment.protocol.select_on == "all":
-        # The leakage protocol: one selection on the whole dataset, before any split.
-        everything = np.arange(y.size)
-        X_sel, _ = standardize(X, everything, everything[:0], experiment.standardize)
-        y_sel = y
-    else:
-        X_sel, y_sel = X_train, y_train
-    sel_seed = selection_seed(experiment, task)
+    n_inner = experiment.inner_cv.folds_for(data.y_train.size)
 
     chosen: dict[str, Any] = {}
     if sel.grid:
         def fit_fold(Xf: np.ndarray, yf: np.ndarray, point: dict[str, Any], fold: int) -> np.ndarray:
-            seed = derive_seed(sel_seed, "inner", fold)
+            seed = derive_seed(data.sel_seed, "inner", fold)
             return fit_selector(sel.name, {**sel.params_dict, **point}, Xf, yf, seed, max(ks), cache,
                                 kind=sel.kind, timeout=sel.timeout)["ranking"]
 
-        sel_eval_seed = eval_seed if X_sel is X_train else sel_seed
+        sel_eval_seed = data.eval_seed if data.X_sel is data.X_train else data.sel_seed
         # scored with the first classifier (fsbench.protocol.tune_selector)
-        chosen, _ = tune_selector(fit_fold, X_sel, y_sel, sel.grid_points(), ks, experiment.classifier_specs[0],
-                                  experiment.inner_cv.folds_for(y_sel.size), sel_eval_seed)
+        chosen, _ = tune_selector(fit_fold, data.X_sel, data.y_sel, sel.grid_points(), ks,
+                                  experiment.classifier_specs[0], experiment.inner_cv.folds_for(data.y_sel.size),
+                                  sel_eval_seed)
     params = {**sel.params_dict, **chosen}
-    fitted = fit_selector(sel.name, params, X_sel, y_sel, sel_seed, max(ks), cache, kind=sel.kind,
-                          timeout=sel.timeout)
+    fitted = fit_task_selector(experiment, task, data, params, cache)
     if experiment.classifiers:  # one ranking, every classifier and every k
-        evaluated = evaluate_classifiers(X_train, y_train, X_test, y_test, fitted["ranking"], ks,
-                                         experiment.classifiers, n_inner, eval_seed)
+        evaluated = evaluate_classifiers(data.X_train, data.y_train, data.X_test, data.y_test, fitted["ranking"], ks,
+                                         experiment.classifiers, n_inner, data.eval_seed)
     else:  # the single classifier: rows without a classifier column, as the papers' results have
-        evaluated = evaluate_ranking(X_train, y_train, X_test, y_test, fitted["ranking"], ks,
-                                     experiment.classifier, n_inner, eval_seed)
+        evaluated = evaluate_ranking(data.X_train, data.y_train, data.X_test, data.y_test, fitted["ranking"], ks,
+                                     experiment.classifier, n_inner, data.eval_seed)
     common = {
         "experiment": experiment.name, "dataset": task.dataset, "repeat": split.repeat,
         "fold": split.fold, "selector": sel.label, "method": sel.name,
         "n_train": int(split.train.size), "params": json.dumps(params, sort_keys=True),
         "fit_seconds": fitted["fit_seconds"], "n_iter": fitted["n_iter"],
         "standardize": experiment.standardize, "select_on": experiment.protocol.select_on,
-        "seed": sel_seed, "split_seed": split.seed,
+        "seed": data.sel_seed, "split_seed": split.seed,
         "fingerprint": experiment.fingerprint(), "fsbench_version": __version__, "code": selector_identity(sel),
         "protocol_code": protocol_code(),
         "selector_warnings": " | ".join(fitted["warnings"]),
         **{f"diag_{k}": v for k, v in fitted["diagnostics"].items()},
     }
-    return [{**common, **row} for row in evaluated]
+    return [{**common, **row} for row in evaluated], kept_ranking(experiment, fitted["ranking"])
+
+
+def kept_ranking(experiment: Experiment, ranking: np.ndarray) -> list[int]:
+    """What rankings.csv.gz keeps of a task's ranking: its first max(n_features) features, best first."""
+    return [int(f) for f in np.asarray(ranking)[:max(experiment.n_features)]]

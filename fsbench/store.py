@@ -1,11 +1,15 @@
-"""Results on disk: atomic per-task files, the rankings cache, and the tidy ``runs.csv.gz``.
+"""Results on disk: atomic per-task files, the rankings cache, the tidy ``runs.csv.gz`` and
+``rankings.csv.gz``.
 
 A results directory holds::
 
     config.yaml        the resolved experiment (what ran), with its fingerprint
-    tasks/<id>.json    one file per finished task (dataset x repeat x fold x selector)
+    tasks/<id>.json    one file per finished task (dataset x repeat x fold x selector): its rows and
+                       its ranking
     cache/rankings/    selector rankings keyed by a hash of their inputs
     runs.csv.gz        one row per (dataset, repeat, fold, selector, k), built from tasks/
+    rankings.csv.gz    each task's first max(n_features) features, best first, built from tasks/
+                       by the same writer (:func:`write_rankings`)
 
 Every file is written to a temporary name and renamed into place, so a killed run leaves
 only whole files behind (and temporary ones, which the next writer of the folder removes). A
@@ -25,7 +29,8 @@ import re
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +43,16 @@ from fsbench.errors import FsbenchError
 #: the tidy results table: CSV, gzip-compressed (RFS's 72,000 rows are 12 MB as plain text, 0.27 MB
 #: compressed); pandas reads and writes it by its extension, ``zcat`` shows it
 RUNS_FILE = "runs.csv.gz"
+#: every task's ranking, first max(n_features) features (see :func:`load_rankings`)
+RANKINGS_FILE = "rankings.csv.gz"
 CONFIG_FILE = "config.yaml"
 TASKS_DIR = "tasks"
 RUNLOG = "runlog.jsonl"
 FAILURES_FILE = "failures.csv"  # the tasks of the last run that failed (a selector raised or timed out)
 TRACES_FILE = "objective.csv"  # objective per iteration of the iterative selectors (fsbench.traces)
 RANKINGS_DIR = Path("cache") / "rankings"
+#: per-task rankings of a regeneration in progress (fsbench.rankings), merged into rankings.csv.gz
+REGENERATION_DIR = Path("cache") / "regenerated-rankings"
 LOCK_FILE = ".fsbench.lock"
 #: a task file's name: readable prefix, then a hash of the task's exact identity (see runner.Task.id)
 TASK_ID = re.compile(r".+__[0-9a-f]{12}")
@@ -52,6 +61,8 @@ _TEMPORARY = ".*.tmp"
 #: what identifies a task (one selector fitted on one split) and a row of runs.csv.gz (one k of it)
 TASK_KEY = ["dataset", "repeat", "fold", "selector"]
 ROW_KEY = [*TASK_KEY, "k"]
+#: the columns of rankings.csv.gz, in this order; its rows are sorted by all but ``feature``
+RANKING_COLUMNS = [*TASK_KEY, "position", "feature"]
 
 #: column order of runs.csv.gz (selector diagnostics, if any, follow)
 COLUMNS = [
@@ -120,7 +131,7 @@ def remove_temporary_files(out_dir: Path) -> int:
     Call only while holding the folder's lock: then no live writer owns one.
     """
     removed = 0
-    for folder in (out_dir, out_dir / TASKS_DIR, out_dir / RANKINGS_DIR):
+    for folder in (out_dir, out_dir / TASKS_DIR, out_dir / RANKINGS_DIR, out_dir / REGENERATION_DIR):
         if folder.is_dir():
             for path in folder.glob(_TEMPORARY):
                 path.unlink(missing_ok=True)
@@ -155,8 +166,20 @@ def task_path(out_dir: Path, task_id: str) -> Path:
     return out_dir / TASKS_DIR / f"{task_id}.json"
 
 
-def write_task(out_dir: Path, task_id: str, rows: list[dict[str, Any]]) -> None:
-    atomic_write_text(task_path(out_dir, task_id), json.dumps(rows, default=_json_default))
+@dataclass(frozen=True)
+class TaskFile:
+    """What a task file holds: the task's rows and its ranking (the first max(n_features) column
+    indices of the dataset, best first; None in a file written before rankings were kept, or
+    restored from rows that had none)."""
+
+    rows: list[dict[str, Any]]
+    ranking: list[int] | None = None
+
+
+def write_task(out_dir: Path, task_id: str, rows: list[dict[str, Any]], ranking: list[int] | None = None) -> None:
+    """Save a finished task: ``{"rows": [...], "ranking": [...] | null}``."""
+    doc = {"rows": rows, "ranking": None if ranking is None else [int(f) for f in ranking]}
+    atomic_write_text(task_path(out_dir, task_id), json.dumps(doc, default=_json_default))
 
 
 def finished_tasks(out_dir: Path) -> set[str]:
@@ -171,26 +194,49 @@ class DamagedTaskFile(Exception):
     """A task file that is not a non-empty list of rows (cut short, emptied, overwritten)."""
 
 
-def read_task(out_dir: Path, task_id: str) -> list[dict[str, Any]]:
-    """The rows of one task file; raises DamagedTaskFile when it is not a non-empty list of rows."""
+def read_task_file(out_dir: Path, task_id: str) -> TaskFile:
+    """A task file's rows and ranking; raises DamagedTaskFile when it holds no non-empty list of rows
+    or a ranking that is not a list of distinct feature indices.
+
+    A file holding a bare list of rows (written before rankings were kept) is a task without a ranking.
+    """
     try:
-        rows = json.loads(task_path(out_dir, task_id).read_bytes())
+        doc = json.loads(task_path(out_dir, task_id).read_bytes())
     except (ValueError, UnicodeDecodeError) as exc:
         raise DamagedTaskFile(f"not JSON ({exc})") from None
+    rows, ranking = (doc, None) if isinstance(doc, list) else (
+        (doc.get("rows"), doc.get("ranking")) if isinstance(doc, dict) else (None, None))
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         raise DamagedTaskFile("not a non-empty list of rows")
-    return rows
+    if ranking is not None and not _is_ranking(ranking):
+        raise DamagedTaskFile("its ranking is not a list of distinct feature indices")
+    return TaskFile(rows, ranking)
 
 
-def read_tasks(out_dir: Path, task_ids: list[str]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+def _is_ranking(value: Any) -> bool:
+    return (isinstance(value, list) and bool(value) and len(set(value)) == len(value)
+            and all(isinstance(f, int) and not isinstance(f, bool) and f >= 0 for f in value))
+
+
+def read_task(out_dir: Path, task_id: str) -> list[dict[str, Any]]:
+    """The rows of one task file; raises DamagedTaskFile when it is not a non-empty list of rows."""
+    return read_task_file(out_dir, task_id).rows
+
+
+def read_task_files(out_dir: Path, task_ids: list[str]) -> list[TaskFile]:
+    """These task files, in this order; a damaged one stops with a FsbenchError naming it."""
+    files = []
     for task_id in task_ids:
         try:
-            rows.extend(read_task(out_dir, task_id))
+            files.append(read_task_file(out_dir, task_id))
         except DamagedTaskFile as exc:
             raise FsbenchError(f"The task file {str(task_path(out_dir, task_id))!r} is damaged ({exc}); run the "
                                "experiment again: it recomputes that task.") from None
-    return rows
+    return files
+
+
+def read_tasks(out_dir: Path, task_ids: list[str]) -> list[dict[str, Any]]:
+    return [row for file in read_task_files(out_dir, task_ids) for row in file.rows]
 
 
 def _json_default(value: Any) -> Any:
@@ -267,7 +313,8 @@ def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def collect_runs(out_dir: Path) -> pd.DataFrame | None:
-    """runs.csv.gz rewritten from every finished task file (of a run still in progress); None if none.
+    """runs.csv.gz and rankings.csv.gz rewritten from every finished task file (of a run still in
+    progress); None if none.
 
     A runs.csv.gz that already holds exactly these rows (a finished run) is left as it is, in the
     order the run wrote it, so collecting never touches committed complete results.
@@ -282,13 +329,18 @@ def _collect_runs(out_dir: Path) -> pd.DataFrame | None:
     ids = sorted(finished_tasks(out_dir))
     if not ids:
         return None
-    rows = read_tasks(out_dir, ids)
+    files = read_task_files(out_dir, ids)
+    rows = [row for file in files for row in file.rows]
+    runs = None
     if (out_dir / RUNS_FILE).is_file():
         old = load_runs(out_dir)
         new = pd.read_csv(io.StringIO(_runs_csv_text(rows)))
         if _same_rows(old, new):
-            return old
-    return write_runs(out_dir, rows)
+            runs = old
+    if runs is None:
+        runs = write_runs(out_dir, rows)
+    write_rankings(out_dir, files, read_fingerprint(out_dir))
+    return runs
 
 
 def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
@@ -323,6 +375,144 @@ def load_runs(results_dir: str | Path) -> pd.DataFrame:
     if missing:
         raise FsbenchError(f"{str(path)!r} lacks the columns {sorted(missing)}; it is not an fsbench runs table.")
     return df
+
+
+# ----------------------------------------------------------------------------- rankings.csv.gz
+TaskKey = tuple[str, int, int, str]  # (dataset, repeat, fold, selector)
+
+
+def rankings_table(tasks: Iterable[TaskFile]) -> pd.DataFrame:
+    """The rankings of these tasks as rankings.csv.gz holds them, sorted by dataset, repeat, fold,
+    selector and position (tasks without a ranking have no rows)."""
+    parts = []
+    for task in tasks:
+        if task.ranking is None:
+            continue
+        first = task.rows[0]
+        parts.append(pd.DataFrame({
+            "dataset": str(first["dataset"]), "repeat": int(first["repeat"]), "fold": int(first["fold"]),
+            "selector": str(first["selector"]), "position": np.arange(1, len(task.ranking) + 1, dtype=np.int64),
+            "feature": np.asarray(task.ranking, dtype=np.int64)}))
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in ("dataset", "selector") else np.int64)
+                             for c in RANKING_COLUMNS})
+    table = pd.concat(parts, ignore_index=True)
+    return table.sort_values(RANKING_COLUMNS[:5], kind="stable").reset_index(drop=True)
+
+
+def write_rankings(out_dir: Path, tasks: Iterable[TaskFile], fingerprint: str | None) -> pd.DataFrame:
+    """rankings.csv.gz from these tasks (the runs' writers call it beside :func:`write_runs`).
+
+    The same rankings give the same bytes whatever the order of ``tasks`` (rows sorted, gzip without
+    a timestamp). The configuration's ``fingerprint`` is kept in the gzip header's comment (invisible to
+    readers of the CSV), so that a resuming run uses only rankings of its own configuration
+    (:func:`rankings_fingerprint`). No task with a ranking: no file (an existing one is removed).
+    """
+    table = rankings_table(tasks)
+    path = out_dir / RANKINGS_FILE
+    if table.empty:
+        path.unlink(missing_ok=True)
+        return table
+    data = _gzip_with_comment(table.to_csv(index=False).encode("utf-8"), json.dumps({"fingerprint": fingerprint}))
+    if not (path.is_file() and path.read_bytes() == data):
+        atomic_write_bytes(path, data)
+    return table
+
+
+def _gzip_with_comment(data: bytes, comment: str) -> bytes:
+    """gzip (RFC 1952) of ``data`` as ``gzip.compress(data, mtime=0)`` writes it, plus a header comment
+    (FCOMMENT) that gzip, zcat and pandas skip."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = deflate.compress(data) + deflate.flush()
+    header = b"\x1f\x8b\x08\x10" + bytes(4) + b"\x02\xff" + comment.encode("latin-1") + b"\x00"
+    return header + body + zlib.crc32(data).to_bytes(4, "little") + (len(data) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def _gzip_comment(head: bytes) -> str | None:
+    """The comment of a gzip header (None when there is none or ``head`` is not gzip)."""
+    if len(head) < 10 or head[:3] != b"\x1f\x8b\x08":
+        return None
+    flags, pos = head[3], 10
+    if flags & 4:  # FEXTRA
+        pos += 2 + int.from_bytes(head[pos:pos + 2], "little")
+    for flag in (8, 16):  # FNAME, then FCOMMENT: zero-terminated
+        if flags & flag:
+            end = head.find(b"\x00", pos)
+            if end < 0:
+                return None
+            if flag == 16:
+                return head[pos:end].decode("latin-1")
+            pos = end + 1
+    return None
+
+
+def rankings_fingerprint(results_dir: str | Path) -> str | None:
+    """The fingerprint of the configuration whose run wrote a folder's rankings.csv.gz (None when
+    the file is absent or does not say)."""
+    path = Path(results_dir)
+    path = path / RANKINGS_FILE if path.is_dir() else path
+    try:
+        with path.open("rb") as fh:
+            comment = _gzip_comment(fh.read(4096))
+        doc = json.loads(comment) if comment else None
+    except (OSError, ValueError):
+        return None
+    value = doc.get("fingerprint") if isinstance(doc, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def load_rankings(results_dir: str | Path) -> pd.DataFrame:
+    """Read the rankings (``rankings.csv.gz``) of a results directory, or a rankings file given by path.
+
+    One row per (task, position), columns :data:`RANKING_COLUMNS` (``dataset, repeat, fold,
+    selector, position, feature``): each task's (one selector fitted on one outer split) first
+    max(n_features) features, position 1 the best, features 0-based column indices of the dataset
+    as loaded. For a tuned selector, the ranking of the fit with the chosen parameters (the one its
+    rows report); failed tasks, and tasks computed before fsbench kept rankings, have no rows.
+
+    Raises FsbenchError when the file is absent (a folder of an older run: the message says how to
+    rerun or regenerate it, ``python -m fsbench.rankings``), damaged or not a rankings table.
+    """
+    path = Path(results_dir)
+    folder = path if path.is_dir() else path.parent
+    path = path / RANKINGS_FILE if path.is_dir() else path
+    if not path.is_file():
+        raise FsbenchError(f"No {RANKINGS_FILE} in {str(folder)!r}; rerun the experiment with this version of "
+                           "fsbench (it keeps every task's ranking) or regenerate them with "
+                           f"'python -m fsbench.rankings {folder}'.")
+
+    def damaged(reason: str) -> FsbenchError:
+        return FsbenchError(f"{str(path)!r} is damaged ({reason}); restore it (for example from version control) "
+                            f"or delete it and regenerate it with 'python -m fsbench.rankings {folder}'.")
+
+    try:
+        df = pd.read_csv(path, dtype={"dataset": str, "selector": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError,
+            zlib.error) as exc:
+        raise damaged(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    if list(df.columns) != RANKING_COLUMNS:
+        raise damaged(f"its columns are {list(df.columns)}, not {RANKING_COLUMNS}")
+    for column in ("repeat", "fold", "position", "feature"):
+        if not pd.api.types.is_integer_dtype(df[column]):
+            raise damaged(f"column {column!r} holds values that are not integers")
+    if (df["feature"] < 0).any():
+        raise damaged("a feature index is negative")
+    ordered = df.sort_values(RANKING_COLUMNS[:5], kind="stable")
+    expected = ordered.groupby(TASK_KEY, sort=False).cumcount() + 1
+    if not np.array_equal(ordered["position"].to_numpy(), expected.to_numpy()):
+        raise damaged("a task's positions are not 1, 2, 3, ...")
+    if df.duplicated([*TASK_KEY, "feature"]).any():
+        raise damaged("a task ranks a feature twice")
+    return df
+
+
+def rankings_by_task(rankings: pd.DataFrame) -> dict[TaskKey, list[int]]:
+    """A rankings table (:func:`load_rankings`) as (dataset, repeat, fold, selector) -> features, best first."""
+    out: dict[TaskKey, list[int]] = {}
+    ordered = rankings.sort_values(RANKING_COLUMNS[:5], kind="stable")
+    for (dataset, repeat, fold, selector), group in ordered.groupby(TASK_KEY, sort=False):
+        out[(str(dataset), int(repeat), int(fold), str(selector))] = [int(f) for f in group["feature"]]
+    return out
 
 
 # ----------------------------------------------------------------------------- config

@@ -1,13 +1,19 @@
-"""A task: one selector fitted on one outer split of one dataset, and its identity on disk."""
+"""A task: one selector fitted on one outer split of one dataset, its identity on disk, its data
+and its selector's fit (shared by the runner and the regeneration of rankings, fsbench.rankings)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from fsbench.experiment import Experiment, SelectorConfig
-from fsbench.protocol import Split, derive_seed
+from fsbench.fitting import fit_selector
+from fsbench.protocol import Split, derive_seed, standardize
 
 
 @dataclass(frozen=True)
@@ -40,3 +46,45 @@ def selection_seed(experiment: Experiment, task: Task) -> int:
         return derive_seed(experiment.seed, "task", task.dataset, "all", task.selector.label)
     return derive_seed(experiment.seed, "task", task.dataset, task.split.repeat, task.split.fold,
                        task.selector.label)
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """A task's parts of the data, preprocessed as the experiment says, and its seeds."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    X_sel: np.ndarray  # what the selector is fitted on: the training part, or all data (select_on: all)
+    y_sel: np.ndarray
+    eval_seed: int  # inner folds and classifier seeds: the split's, the same for every selector
+    sel_seed: int  # the selector's fit (selection_seed)
+
+
+def task_data(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray) -> TaskData:
+    """Split and standardize a dataset ``(X, y)`` for ``task`` (fsbench.protocol's steps 1-2)."""
+    split = task.split
+    X_train, X_test = standardize(X, split.train, split.test, experiment.standardize)
+    y_train, y_test = y[split.train], y[split.test]
+    if experiment.protocol.select_on == "all":
+        # The leakage protocol: one selection on the whole dataset, before any split.
+        everything = np.arange(y.size)
+        X_sel, _ = standardize(X, everything, everything[:0], experiment.standardize)
+        y_sel = y
+    else:
+        X_sel, y_sel = X_train, y_train
+    # Inner folds and classifier seeds depend on the split only: every selector of a split is
+    # evaluated on the same inner folds, so two selectors with one ranking get identical rows.
+    eval_seed = derive_seed(experiment.seed, "evaluate", task.dataset, split.repeat, split.fold)
+    return TaskData(X_train, y_train, X_test, y_test, X_sel, y_sel, eval_seed, selection_seed(experiment, task))
+
+
+def fit_task_selector(experiment: Experiment, task: Task, data: TaskData, params: dict[str, Any],
+                      cache: Path | None) -> dict[str, Any]:
+    """The task's selector fitted with ``params`` (its fixed params and, if tuned, the chosen grid
+    point) on the task's selection data: the fit whose ranking the task's rows evaluate
+    (:func:`fsbench.fitting.fit_selector`'s result)."""
+    sel = task.selector
+    return fit_selector(sel.name, params, data.X_sel, data.y_sel, data.sel_seed, max(experiment.n_features), cache,
+                        kind=sel.kind, timeout=sel.timeout)

@@ -93,18 +93,19 @@ def test_runs_file_of_another_seed_is_never_resumed(tmp_path, digits):
 def test_a_row_whose_seed_is_not_this_configurations_stops_the_run(tmp_path, digits):
     run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
     path = sorted((tmp_path / TASKS_DIR).iterdir())[0]
-    rows = json.loads(path.read_text())
-    rows[0]["seed"] += 1
-    path.write_text(json.dumps(rows))
+    doc = json.loads(path.read_text())
+    doc["rows"][0]["seed"] += 1
+    path.write_text(json.dumps(doc))
     with pytest.raises(FsbenchError, match="another configuration.*seed"):
         run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
-    assert json.loads(path.read_text()) == rows  # nothing changed
+    assert json.loads(path.read_text()) == doc  # nothing changed
 
 
 def test_rows_of_a_missing_k_are_not_resumed(tmp_path, digits):
     run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
     path = sorted((tmp_path / TASKS_DIR).iterdir())[0]
-    path.write_text(json.dumps(json.loads(path.read_text())[:1]))
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "rows": doc["rows"][:1]}))
     with pytest.raises(FsbenchError, match="another configuration.*k ="):
         run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
 
@@ -303,10 +304,10 @@ def test_a_full_disk_stops_the_run_keeping_every_finished_task(tmp_path, digits,
     written = []
     real = runner_module.write_task
 
-    def fill_up(out_dir, task_id, rows):
+    def fill_up(out_dir, task_id, rows, ranking=None):
         if len(written) == 2:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out_dir / "tasks" / task_id))
-        real(out_dir, task_id, rows)
+        real(out_dir, task_id, rows, ranking)
         written.append(task_id)
 
     monkeypatch.setattr(runner_module, "write_task", fill_up)

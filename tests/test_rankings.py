@@ -1,0 +1,296 @@
+"""Rankings kept (rankings.csv.gz): equal to rankings computed directly, written and resumed like the
+rows, and regenerated for results computed before fsbench kept them (fsbench.rankings)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import types
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from sklearn.datasets import load_digits
+from sklearn.feature_selection import f_classif
+from sklearn.model_selection import StratifiedShuffleSplit
+
+import fsbench.rankings as rankings_module
+from fsbench.config import parse_experiment
+from fsbench.errors import FsbenchError
+from fsbench.rankings import regenerate_rankings
+from fsbench.resume import discard_tasks
+from fsbench.runner import run_experiment
+from fsbench.selectors import get_selector
+from fsbench.store import RANKINGS_FILE, RUNS_FILE, TASKS_DIR, load_rankings, load_runs
+
+COLUMNS = ["dataset", "repeat", "fold", "selector", "position", "feature"]
+K = 8  # the largest k of the experiment: what a ranking keeps
+
+
+class _Spec:
+    def __init__(self, name, n_features):
+        self.name, self.n_features = name, n_features
+
+
+def _experiment(seed: int = 0, datasets: str = "[digits]",
+                selectors: str = "[fstat, fisher, random, {name: chi2, params: {discretize: quantile}, "
+                                 "grid: {n_bins: [2, 5]}}]"):
+    text = f"""
+name: rk
+seed: {seed}
+datasets: {datasets}
+protocol: {{kind: holdout, train_size: 0.5, n_trials: 2}}
+inner_cv: {{n_splits: 3}}
+selectors: {selectors}
+classifier: {{name: linear_svm, C: 1}}
+n_features: [3, {K}]
+"""
+    return parse_experiment(text, "rk.yaml", dataset_resolver=lambda n: _Spec(n, 64))
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    keep = np.arange(0, X.shape[0], 3)  # 599 samples keep the tests quick
+    return {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, digits):
+    """A finished run (seed 0), never modified: tests copy it."""
+    out = tmp_path_factory.mktemp("finished") / "run"
+    run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    return out
+
+
+def _copy(finished, tmp_path):
+    out = tmp_path / "run"
+    shutil.copytree(finished, out)
+    return out
+
+
+def _without_task_files(out):
+    """The folder as committed: no task files, no rankings cache."""
+    shutil.rmtree(out / TASKS_DIR)
+    shutil.rmtree(out / "cache")
+    return out
+
+
+# ----------------------------------------------------------------------------- what is kept
+def _train_part(y, split_seed):
+    """The training part of a hold-out split, by scikit-learn from the split seed the rows record."""
+    sss = StratifiedShuffleSplit(n_splits=1, train_size=0.5, random_state=int(split_seed))
+    return np.sort(next(sss.split(np.zeros(y.size), y))[0])
+
+
+def _zscore(X):
+    std = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(std == 0, 1.0, std)
+
+
+def test_rankings_equal_rankings_computed_directly(finished, digits):
+    X, y = digits["digits"].X, digits["digits"].y
+    kept = load_rankings(finished)
+    runs = load_runs(finished)
+    assert list(kept.columns) == COLUMNS
+    assert len(kept) == 2 * 4 * K  # 2 splits x 4 selectors, K features each
+    # sorted by dataset, repeat, fold, selector, position
+    pd.testing.assert_frame_equal(kept, kept.sort_values(COLUMNS[:5]).reset_index(drop=True))
+    other_grid_point_differs = False
+    for (repeat, label), rows in runs.groupby(["repeat", "selector"]):
+        first = rows.iloc[0]
+        train = _train_part(y, first["split_seed"])
+        assert first["n_train"] == train.size
+        Xs, ys = _zscore(X[train]), y[train]
+        got = kept[(kept.repeat == repeat) & (kept.selector == label)].sort_values("position")
+        assert list(got["position"]) == list(range(1, K + 1))
+        if label == "fstat":  # plain scikit-learn: F statistics, highest first, ties to the lower index
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # digits has constant features: their F is NaN, ranked last
+                scores = f_classif(Xs, ys)[0]
+            expected = np.argsort(-np.where(np.isnan(scores), -np.inf, scores), kind="stable")[:K]
+        else:  # the selector class itself, with the seed and the (chosen) parameters the rows record
+            cls = get_selector(label).cls
+            params = json.loads(first["params"])
+            if label == "random":
+                params["random_state"] = int(first["seed"])
+            expected = cls(n_features_to_select=K, **params).fit(Xs, ys).ranking_[:K]
+            if label == "chi2":
+                other = {**params, "n_bins": 7 - params["n_bins"]}  # the grid point not chosen
+                other_grid_point_differs |= not np.array_equal(
+                    cls(n_features_to_select=K, **other).fit(Xs, ys).ranking_[:K], expected)
+        assert list(got["feature"]) == [int(f) for f in expected], (repeat, label)
+    assert other_grid_point_differs  # the check can tell the chosen grid point from the other
+
+
+def test_rankings_identical_for_one_and_two_jobs(finished, digits, tmp_path):
+    run_experiment(_experiment(), tmp_path, data=digits, n_jobs=2)
+    assert (tmp_path / RANKINGS_FILE).read_bytes() == (finished / RANKINGS_FILE).read_bytes()
+    # a gzip without a timestamp; plain gzip, zcat and pandas read it
+    data = (tmp_path / RANKINGS_FILE).read_bytes()
+    assert data[4:8] == bytes(4)
+    assert gzip.decompress(data).decode().splitlines()[0] == ",".join(COLUMNS)
+
+
+# ----------------------------------------------------------------------------- resume and discard
+def test_resume_from_runs_alone_keeps_every_ranking(finished, digits, tmp_path):
+    out = _without_task_files(_copy(finished, tmp_path))
+    resumed = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    assert resumed.n_resumed == resumed.n_tasks == 8
+    assert (out / RANKINGS_FILE).read_bytes() == (finished / RANKINGS_FILE).read_bytes()
+    # the restored task files carry the rankings: a later resume keeps them too
+    task = json.loads(next((out / TASKS_DIR).glob("*.json")).read_text())
+    assert len(task["ranking"]) == K
+    (out / RANKINGS_FILE).unlink()
+    run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    assert (out / RANKINGS_FILE).read_bytes() == (finished / RANKINGS_FILE).read_bytes()
+
+
+def test_a_task_file_without_a_ranking_is_still_a_task(finished, digits, tmp_path):
+    out = _copy(finished, tmp_path)
+    path = next((out / TASKS_DIR).glob("*__fstat__*.json"))
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps(doc["rows"]))  # the format of task files before rankings were kept
+    again = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    assert again.n_resumed == 8  # its rows are kept, not recomputed
+    kept = load_rankings(out)
+    assert len(kept) == 7 * K  # that task has no ranking
+    first = doc["rows"][0]
+    assert kept[(kept.repeat == first["repeat"]) & (kept.selector == "fstat")].empty
+
+
+def test_discard_removes_rankings_and_the_rerun_restores_them(finished, digits, tmp_path):
+    out = _without_task_files(_copy(finished, tmp_path))
+    original = load_rankings(finished)
+    assert discard_tasks(out, ["fisher"]) == (2, 4)
+    left = load_rankings(out)
+    pd.testing.assert_frame_equal(left, original[original.selector != "fisher"].reset_index(drop=True))
+    rerun = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    assert rerun.n_resumed == 6
+    assert (out / RANKINGS_FILE).read_bytes() == (finished / RANKINGS_FILE).read_bytes()
+    discard_tasks(out, ["fstat", "fisher", "random", "chi2"])
+    assert not (out / RUNS_FILE).exists() and not (out / RANKINGS_FILE).exists()
+
+
+def test_rankings_of_another_seed_are_never_attached(finished, digits, tmp_path):
+    other = tmp_path / "seed1"
+    run_experiment(_experiment(seed=1), other, data=digits, n_jobs=1)
+    stale = (other / RANKINGS_FILE).read_bytes()
+    assert stale != (finished / RANKINGS_FILE).read_bytes()
+    out = _without_task_files(_copy(finished, tmp_path))
+    (out / RANKINGS_FILE).write_bytes(stale)  # left from a run of another seed, beside this run's rows
+    runs_before = (out / RUNS_FILE).read_bytes()
+    resumed = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    assert resumed.n_resumed == 8 and (out / RUNS_FILE).read_bytes() == runs_before
+    assert any("rankings of another configuration" in n and "not used" in n for n in resumed.notes)
+    assert any("8 tasks restored from runs.csv.gz have no ranking" in n for n in resumed.notes)
+    assert not (out / RANKINGS_FILE).exists()  # none of this configuration: no file
+    with pytest.raises(FsbenchError, match=r"No rankings\.csv\.gz in .*python -m fsbench\.rankings"):
+        load_rankings(out)
+    # a --force run of another configuration writes its own
+    run_experiment(_experiment(seed=1), out, data=digits, n_jobs=1, force=True)
+    assert (out / RANKINGS_FILE).read_bytes() == stale
+
+
+@pytest.mark.parametrize("damage", ["truncated", "columns", "positions"])
+def test_a_damaged_rankings_file_is_one_sentence_and_changes_nothing(finished, digits, tmp_path, damage):
+    out = _without_task_files(_copy(finished, tmp_path))
+    path = out / RANKINGS_FILE
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        table = load_rankings(out)
+        table = table.rename(columns={"feature": "feat"}) if damage == "columns" else table.assign(
+            position=table["position"] + (table.index == 3))
+        path.write_bytes(gzip.compress(table.to_csv(index=False).encode(), mtime=0))
+    damaged = path.read_bytes()
+    with pytest.raises(FsbenchError, match=r"rankings\.csv\.gz' is damaged .*regenerate it") as exc:
+        load_rankings(out)
+    assert str(out / RANKINGS_FILE) in str(exc.value) and "\n" not in str(exc.value)
+    with pytest.raises(FsbenchError, match="is damaged"):
+        run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    assert path.read_bytes() == damaged and not (out / TASKS_DIR).exists()
+    result = CliRunner().invoke(rankings_module.main, [str(out)])
+    assert result.exit_code == 2 and "rankings.csv.gz' is damaged" in result.output
+
+
+# ----------------------------------------------------------------------------- regeneration
+def test_regeneration_gives_the_run_rankings_byte_for_byte(finished, digits, tmp_path, monkeypatch):
+    out = _without_task_files(_copy(finished, tmp_path))
+    (out / RANKINGS_FILE).unlink()
+    runs_before = (out / RUNS_FILE).read_bytes()
+    # killed after two fits: the next regeneration fits only the other six
+    real, fitted = rankings_module._refit, []
+
+    def killed_after_two(*args):
+        if len(fitted) == 2:
+            raise KeyboardInterrupt
+        fitted.append(args[1].id)
+        return real(*args)
+
+    monkeypatch.setattr(rankings_module, "_refit", killed_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        regenerate_rankings(out, data=digits)
+    assert not (out / RANKINGS_FILE).exists()
+    monkeypatch.setattr(rankings_module, "_refit", lambda *args: (fitted.append(args[1].id), real(*args))[1])
+    lines = []
+    path = regenerate_rankings(out, data=digits, echo=lines.append)
+    assert len(fitted) == 8 and len(set(fitted)) == 8  # each task fitted once over both invocations
+    assert path.read_bytes() == (finished / RANKINGS_FILE).read_bytes()
+    assert (out / RUNS_FILE).read_bytes() == runs_before
+    assert not (out / "cache" / "regenerated-rankings").exists()
+    assert lines[-1].endswith("rankings.csv.gz: 8 of 8 tasks ranked")
+
+
+def test_regeneration_reports_rows_of_other_code_and_allows_rows_without_code(finished, digits, tmp_path):
+    out = _without_task_files(_copy(finished, tmp_path))
+    runs = load_runs(out)
+    edited = runs.assign(code=np.where(runs.selector == "fisher", "0" * 16, runs["code"]))
+    edited.loc[edited.selector == "fstat", "code"] = np.nan  # rows from before fsbench recorded code
+    (out / RUNS_FILE).write_bytes(gzip.compress(edited.to_csv(index=False).encode(), mtime=0))
+    lines = []
+    regenerate_rankings(out, data=digits, echo=lines.append)
+    assert any("2 tasks hold rows computed by other code" in n and "fisher: 2" in n and "recompute-stale" in n
+               for n in lines), lines
+    assert any("2 tasks hold rows written before fsbench recorded the code" in n and "fstat: 2" in n
+               for n in lines), lines
+    original = load_rankings(finished)
+    # fisher's saved rankings (this configuration's) are kept; every other task is refitted
+    pd.testing.assert_frame_equal(load_rankings(out), original)
+    (out / RANKINGS_FILE).unlink()
+    regenerate_rankings(out, data=digits)
+    pd.testing.assert_frame_equal(load_rankings(out), original[original.selector != "fisher"].reset_index(drop=True))
+
+
+def test_regeneration_skips_datasets_it_cannot_find(digits, tmp_path, monkeypatch):
+    both = {**digits, "other": digits["digits"]}
+    exp = _experiment(datasets="[digits, other]", selectors="[fstat]")
+    run_experiment(exp, tmp_path, data=both, n_jobs=1)
+    original = (tmp_path / RANKINGS_FILE).read_bytes()
+    (tmp_path / RANKINGS_FILE).unlink()
+    import fsbench.datasets as datasets_module
+
+    monkeypatch.setattr(datasets_module, "locate", lambda name, data_dir=None: None)
+    lines = []
+    regenerate_rankings(tmp_path, data=digits, echo=lines.append)
+    assert any("skipped dataset other: its files are not found" in n for n in lines), lines
+    assert set(load_rankings(tmp_path)["dataset"]) == {"digits"}
+    # with a rankings.csv.gz of this configuration, the skipped dataset's rankings are kept
+    (tmp_path / RANKINGS_FILE).write_bytes(original)
+    regenerate_rankings(tmp_path, data=digits)
+    assert (tmp_path / RANKINGS_FILE).read_bytes() == original
+
+
+def test_regeneration_refuses_rows_that_are_not_its_configurations(finished, digits, tmp_path):
+    out = _without_task_files(_copy(finished, tmp_path))
+    runs = load_runs(out)
+    (out / RUNS_FILE).write_bytes(gzip.compress(runs.assign(seed=runs["seed"] + 1).to_csv(index=False).encode()))
+    with pytest.raises(FsbenchError, match="another configuration.*seed"):
+        regenerate_rankings(out, data=digits)
+    assert not (out / "cache" / "regenerated-rankings").exists() and (out / RANKINGS_FILE).exists()
+    result = CliRunner().invoke(rankings_module.main, [str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "No runs.csv.gz in" in result.output
