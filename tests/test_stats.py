@@ -493,3 +493,21 @@ def test_cd_diagram_posthocs_agree_and_it_draws(tmp_path):
     assert [p.suffix for p in paths] == [".png", ".pdf"] and all(p.stat().st_size > 1000 for p in paths)
     with pytest.raises(ValueError, match="test must be"):
         posthoc_pvalues(table, test="t")
+
+
+def test_cd_diagram_bytes_do_not_depend_on_the_hash_seed(tmp_path):
+    # scikit-posthocs joins a crossbar's points in set order; the committed diagrams must not
+    # change when only Python's hash seed does
+    import os
+    import subprocess
+
+    script = ("import sys, numpy as np, pandas as pd; from fsbench.report.cd_diagram import write_cd_diagram; "
+              "rng = np.random.default_rng(0); scores = pd.DataFrame(rng.uniform(size=(12, 6)) + "
+              "np.linspace(0, 0.2, 6), columns=list('abcdef')); write_cd_diagram(scores, sys.argv[1])")
+    outputs = []
+    for seed in ("1", "2"):
+        stem = tmp_path / f"cd{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed, "MPLBACKEND": "Agg"}
+        subprocess.run([sys.executable, "-c", script, str(stem)], check=True, env=env)
+        outputs.append((stem.with_suffix(".png").read_bytes(), stem.with_suffix(".pdf").read_bytes()))
+    assert outputs[0] == outputs[1]

@@ -80,7 +80,13 @@ def plot_cd_diagram(scores: pd.DataFrame | np.ndarray, selectors: Sequence[str] 
         ranks, sig, alpha=alpha, ax=ax, text_h_margin=0.08, color_palette=colors,
         label_fmt_left="{label} ({rank:.2f}) ", label_fmt_right=" ({rank:.2f}) {label}",
         label_props={"fontsize": 10}, marker_props={"s": 28},
-        elbow_props={"linewidth": 1.2}, crossbar_props={"linewidth": 3, "color": "0.2", "alpha": 0.85})
+        elbow_props={"linewidth": 1.2}, crossbar_props={"linewidth": 3, "color": "0.25"})
+    # scikit-posthocs joins a bar's points in the order of a set, which varies from run to run
+    # (hash seeds): sorted, the same results draw the same bytes
+    for lines in artists["crossbars"]:
+        for line in lines:
+            x, y = line.get_data()
+            line.set_data(sorted(x), y)
     for label in artists["labels"]:  # black text: the palette's light tints are lines' colours, hard to read
         label.set_color("k")
     ax.set_xlim(0.8, k + 0.2)
