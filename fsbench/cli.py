@@ -57,6 +57,11 @@ def main() -> None:
     """
 
 
+_scheduler_option = click.option(
+    "--scheduler", default=None, metavar="ADDRESS",
+    help="Run the tasks on a Dask cluster: 'local' (or 'local:N') starts N worker processes here, "
+         "tcp://HOST:8786 uses a running scheduler (pip install 'fsbench[dask]'). The same rows as without.")
+
 _data_dir_option = click.option(
     "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="FSBENCH_DATA",
     help="Folder with the dataset files (default: $FSBENCH_DATA, then the per-user cache).",
@@ -76,8 +81,9 @@ _data_dir_option = click.option(
               help="Recompute the tasks whose rows other code computed (a selector or the protocol changed) "
                    "instead of stopping.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_scheduler_option
 def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | None, force: bool,
-        skip_missing: bool, recompute_stale: bool, quiet: bool) -> None:
+        skip_missing: bool, recompute_stale: bool, quiet: bool, scheduler: str | None) -> None:
     """Run the experiment described by the YAML file CONFIG.
 
     Every task (dataset x split x selector) is saved as soon as it finishes, so an interrupted
@@ -98,7 +104,8 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
         with sigterm_as_interrupt():
             result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
                                     skip_missing=skip_missing, recompute_stale=recompute_stale,
-                                    on_start=progress.start, on_task_done=progress.done, on_note=progress.note)
+                                    on_start=progress.start, on_task_done=progress.done, on_note=progress.note,
+                                    scheduler=scheduler)
     except KeyboardInterrupt:
         progress.close()
         stop_workers()
@@ -295,9 +302,11 @@ def _paper_layout(fn: Any) -> Any:
 @click.option("--recompute-stale", is_flag=True,
               help="Recompute the tasks whose rows other code computed instead of stopping.")
 @_data_dir_option
+@_scheduler_option
 @_paper_layout
 def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, collect: bool,
-              recompute_stale: bool, data_dir: Path | None, configs_dir: Path, results_root: Path) -> None:
+              recompute_stale: bool, data_dir: Path | None, scheduler: str | None, configs_dir: Path,
+              results_root: Path) -> None:
     """Run every paper's config (default: all three) on every available dataset; write its tables.
 
     Resumable: run it again after an interruption. Then ``fsbench report`` writes REPORT.md
@@ -319,7 +328,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
                     continue
             else:
                 click.echo(f"{config} -> {out}", err=True)
-                _run_paper_config(config, out, data_dir, n_jobs, recompute_stale)
+                _run_paper_config(config, out, data_dir, n_jobs, recompute_stale, scheduler)
             runs = load_runs(out)
             (out / "table.md").write_text(format_table(runs, None, "markdown"))
             plot_curves(runs, out / "curves", title=out.name)
@@ -334,14 +343,14 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
 
 
 def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None,
-                      recompute_stale: bool) -> None:
+                      recompute_stale: bool, scheduler: str | None = None) -> None:
     from fsbench.console import INTERRUPTED, sigterm_as_interrupt, stop_workers
     from fsbench.workflows.reproduce import run_config
 
     try:
         with sigterm_as_interrupt():
             run_config(config, out, data_dir=data_dir, n_jobs=n_jobs, recompute_stale=recompute_stale,
-                       on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True),
+                       scheduler=scheduler, on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True),
                        on_note=lambda text: click.echo(f"  Note: {text}.", err=True))
     except KeyboardInterrupt:
         stop_workers()
@@ -353,9 +362,10 @@ def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: in
 @click.argument("papers", nargs=-1, type=click.Choice(["rfs", "dso-fs", "sl2p"]))
 @click.option("--n-jobs", "-j", type=int, default=None, help="Parallel workers (overrides the configs).")
 @_data_dir_option
+@_scheduler_option
 @_paper_layout
-def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, configs_dir: Path,
-          results_root: Path) -> None:
+def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, scheduler: str | None,
+          configs_dir: Path, results_root: Path) -> None:
     """Rerun a small faithful subset of each paper and compare it with the committed results.
 
     Fails (exit 1) when a rerun row differs from the committed one, when a printed cell that
@@ -378,7 +388,7 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, co
         click.echo(f"{paper}: rerunning {', '.join(datasets)}, first {repeats} repetitions ...", err=True)
         with tempfile.TemporaryDirectory(prefix=f"fsbench-check-{paper}-") as work:
             result = check_paper(paper, load_experiment(layout.config(paper)), results_dir, Path(work),
-                                 data_dir=data_dir, n_jobs=n_jobs)
+                                 data_dir=data_dir, n_jobs=n_jobs, scheduler=scheduler)
         if result.ok:
             click.echo(f"{paper}: OK: {result.n_rows} rows identical to the committed results; "
                        f"{result.reproducing} reproducing printed cells still reproduce.")

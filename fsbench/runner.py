@@ -28,6 +28,7 @@ import os
 import shutil
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,8 +146,12 @@ def run_experiment(
     on_start: Callable[[int, int], None] | None = None,
     on_task_done: Callable[[str], None] | None = None,
     on_note: Callable[[str], None] | None = None,
+    scheduler: str | None = None,
 ) -> RunResult:
     """Run (or resume) an experiment and write its results to ``out_dir``.
+
+    ``scheduler`` runs the tasks on a Dask cluster (:mod:`fsbench.cluster`: ``local``,
+    ``local:N`` or a scheduler address) instead of ``n_jobs`` local processes: the same rows.
 
     ``data`` may hold already loaded datasets; missing ones are loaded with
     :func:`fsbench.datasets.load`. With ``skip_missing``, datasets whose files are not found
@@ -189,7 +194,13 @@ def run_experiment(
     tasks = plan(experiment, data)
     fingerprint = experiment.fingerprint()
 
-    with locked(out_dir):
+    with contextlib.ExitStack() as stack:
+        client = None
+        if scheduler is not None:  # before anything is written: an unreachable scheduler changes nothing
+            from fsbench.cluster import connect
+
+            client = stack.enter_context(connect(scheduler))
+        stack.enter_context(locked(out_dir))
         try:
             removed = remove_temporary_files(out_dir)
             if removed:
@@ -233,7 +244,7 @@ def run_experiment(
                      f"kept rankings, or {RANKINGS_FILE} did not hold theirs); 'python -m fsbench.rankings "
                      f"{out_dir}' regenerates them once the run is finished")
             return _run_pending(experiment, tasks, checked.kept, data, out_dir, n_jobs, started, skipped,
-                                notes, on_start, on_task_done)
+                                notes, on_start, on_task_done, client)
         except OSError as exc:
             raise FsbenchError(f"{describe_os_error(exc, 'the results')}; every finished task is kept: free "
                                "space (or fix the folder) and run the same command again to resume.") from None
@@ -242,7 +253,7 @@ def run_experiment(
 def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data: dict[str, Any], out_dir: Path,
                  n_jobs: int, started: float, skipped: list[str], notes: list[str],
                  on_start: Callable[[int, int], None] | None,
-                 on_task_done: Callable[[str], None] | None) -> RunResult:
+                 on_task_done: Callable[[str], None] | None, client: Any = None) -> RunResult:
     # Repetition-major: the first repetitions of every dataset finish before later ones start,
     # so an interrupted long run already covers every dataset (results do not depend on order).
     pending = sorted((t for t in tasks if t.id not in done), key=lambda t: (t.split.repeat, t.split.fold))
@@ -257,7 +268,19 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
     threads = 1
     n_run, finished = 0, False
     try:
-        if pending:
+        if pending and client is not None:  # a Dask cluster: its workers compute, this process writes
+            from fsbench.cluster import n_workers, run_tasks
+
+            workers = n_workers(client)
+            token = uuid.uuid4().hex[:12]  # two runs on one cluster never share a task's key
+            arrays = {name: (np.asarray(data[name].X), np.asarray(data[name].y)) for name in data}
+            for outcome in run_tasks(client, _compute_on_worker, pending, arrays, lambda t: t.dataset,
+                                     lambda t: f"{t.id}-{token}", experiment):
+                save_outcome(out_dir, outcome)
+                n_run += 1
+                if on_task_done:
+                    on_task_done(outcome.task_id)
+        elif pending:
             parallel = Parallel(n_jobs=workers, return_as="generator_unordered")
             for task_id in parallel(
                 delayed(run_task)(experiment, task, data[task.dataset].X, data[task.dataset].y, out_dir, threads)
@@ -305,12 +328,23 @@ def _refuse_constant_data(name: str, X: np.ndarray) -> None:
                            "beat the majority class; check the data file.")
 
 
-def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, out_dir: Path, threads: int) -> str:
-    """Fit the selector on the task's training part, evaluate every k, save the rows.
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What a task computed: its rows and ranking, or the record of its failure."""
+
+    task_id: str
+    rows: list[dict[str, Any]] | None = None
+    ranking: list[int] | None = None
+    failure: dict[str, Any] | None = None
+
+
+def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, cache: Path | None,
+                 threads: int = 1) -> TaskOutcome:
+    """Fit the selector on the task's training part and evaluate every k; write nothing but the
+    rankings ``cache`` (None: no cache, as on a cluster's workers).
 
     A selector that raises (a user's selector, most likely) or runs past its ``timeout`` fails
-    this task only: the failure is saved (:func:`fsbench.store.write_failure`) instead of rows,
-    the run goes on, and the next run retries the task.
+    this task only: the outcome then holds the failure's record instead of rows.
     """
     t0 = time.perf_counter()
     if experiment.base_dir and experiment.base_dir not in sys.path:
@@ -318,25 +352,44 @@ def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, o
         sys.path.insert(0, experiment.base_dir)
     try:
         with threadpool_limits(limits=threads):
-            rows, ranking = _evaluate_task(experiment, task, X, y, out_dir / RANKINGS_DIR)
+            rows, ranking = _evaluate_task(experiment, task, X, y, cache)
     except OSError as exc:
         if exc.errno in _STORAGE_ERRORS:
             raise  # the results folder cannot be written: the run stops and says why
-        failure = exc
+        failure: Exception = exc
     except Exception as exc:
         failure = exc
     else:
         seconds = time.perf_counter() - t0  # the whole task: tuning, selection and evaluation
-        write_task(out_dir, task.id, [{**row, "task_seconds": seconds} for row in rows], ranking)
-        clear_failure(out_dir, task.id)
-        return task.id
+        return TaskOutcome(task.id, [{**row, "task_seconds": seconds} for row in rows], list(ranking))
     reason = str(failure).strip().splitlines()[0] if str(failure).strip() else ""
-    write_failure(out_dir, task.id, {
+    return TaskOutcome(task.id, failure={
         "dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
         "selector": task.selector.label, "method": task.selector.name,
         "error": f"{type(failure).__name__}: {reason}" if reason else type(failure).__name__,
         "seconds": time.perf_counter() - t0, "fingerprint": experiment.fingerprint()})
-    return task.id
+
+
+def save_outcome(out_dir: Path, outcome: TaskOutcome) -> str:
+    """Write a task's outcome into the results folder: its task file, or its failure record
+    (:func:`fsbench.store.write_failure`; the next run retries the task). Returns the task id."""
+    if outcome.failure is not None:
+        write_failure(out_dir, outcome.task_id, outcome.failure)
+    else:
+        write_task(out_dir, outcome.task_id, outcome.rows or [], outcome.ranking)
+        clear_failure(out_dir, outcome.task_id)
+    return outcome.task_id
+
+
+def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, out_dir: Path, threads: int) -> str:
+    """Compute a task (:func:`compute_task`) and save its outcome (:func:`save_outcome`)."""
+    return save_outcome(out_dir, compute_task(experiment, task, X, y, out_dir / RANKINGS_DIR, threads))
+
+
+def _compute_on_worker(task: Task, arrays: tuple[np.ndarray, np.ndarray], experiment: Experiment) -> TaskOutcome:
+    """A cluster worker's part of a task: compute, return the outcome; the client writes it."""
+    X, y = arrays
+    return compute_task(experiment, task, X, y, cache=None, threads=1)
 
 
 _STORAGE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}

@@ -111,7 +111,8 @@ def _comparable(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir: Path, *,
-                data_dir: Path | None = None, n_jobs: int | None = None) -> CheckResult:
+                data_dir: Path | None = None, n_jobs: int | None = None, scheduler: str | None = None
+                ) -> CheckResult:
     """Rerun the paper's check subset into ``work_dir`` and compare it with ``results_dir``."""
     from fsbench.papers import TABLES
     from fsbench.report.paper import compare_table, format_paper_table
@@ -127,7 +128,7 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     if not subset.datasets:
         result.problems.append(f"none of the check datasets {', '.join(datasets)} is in the {paper} config.")
         return result
-    rerun = _comparable(run_experiment(subset, work_dir, data_dir=data_dir, n_jobs=n_jobs).runs)
+    rerun = _comparable(run_experiment(subset, work_dir, data_dir=data_dir, n_jobs=n_jobs, scheduler=scheduler).runs)
     result.n_rows = len(rerun)
     result.problems += compare_rows(rerun, committed)
 

@@ -47,7 +47,7 @@ def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
 
 
 def run_config(config: Path, out: Path, *, data_dir: Path | None, n_jobs: int | None,
-               recompute_stale: bool = False,
+               recompute_stale: bool = False, scheduler: str | None = None,
                on_start: Callable[[int, int], None] | None = None,
                on_task_done: Callable[[str], None] | None = None,
                on_note: Callable[[str], None] | None = None) -> Path:
@@ -58,7 +58,7 @@ def run_config(config: Path, out: Path, *, data_dir: Path | None, n_jobs: int | 
     experiment = load_experiment(config)
     run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=True,
                    recompute_stale=recompute_stale, on_start=on_start, on_task_done=on_task_done,
-                   on_note=on_note)
+                   on_note=on_note, scheduler=scheduler)
     return out
 
 
