@@ -62,6 +62,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
+from fsbench import linear_libsvm
 from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
 from fsbench.errors import FsbenchError
 from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
@@ -180,13 +181,20 @@ def cv_accuracy_grid(
 
     ``rankings[f]`` is the ranking used in fold f (the same one for every fold when tuning the
     classifier for a fixed ranking, a per-fold refit when tuning a selector).
+
+    A classifier that is exactly ``SVC(kernel="linear")`` but C (the built-in ``linear_svm`` on
+    LIBSVM) is evaluated by :func:`fsbench.linear_libsvm.inner_counts`: the same predictions,
+    bit for bit, with one kernel matrix per k (its docstring says why they are the same).
     """
     spec = as_spec(cfg)
     points = spec.grid_points()
+    total = sum(val.size for _, val in folds)
+    fast = linear_libsvm.solver_for([make_classifier(spec, point, seed) for point in points])
+    if fast is not None:
+        solver, Cs = fast
+        return linear_libsvm.inner_counts(X, y, folds, rankings, ks, Cs, solver) / total
     correct = np.zeros((len(ks), len(points)))
-    total = 0
     for (fit, val), ranking in zip(folds, rankings, strict=True):
-        total += val.size
         for i, k in enumerate(ks):
             cols = ranking[:k]
             X_fit, X_val = X[np.ix_(fit, cols)], X[np.ix_(val, cols)]
@@ -233,16 +241,22 @@ def _evaluate_one(
     if spec.tuned:
         folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C"))
         grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * len(folds), ks, spec, seed)
+    chosen = [points[best_point(grid[i], spec)] if spec.tuned else points[0] for i in range(len(ks))]
+    classifiers = [make_classifier(spec, point, seed) for point in chosen]
+    fast = linear_libsvm.solver_for(classifiers)
+    if fast is not None:  # the same counts as the loop below (fsbench.linear_libsvm)
+        solver, Cs = fast
+        counts = linear_libsvm.test_counts(X_train, y_train, X_test, y_test, ranking, ks, Cs, solver)
+    else:
+        counts = [_accuracy(clf, X_train[:, ranking[:k]], y_train, X_test[:, ranking[:k]], y_test)[0]
+                  for clf, k in zip(classifiers, ks, strict=True)]
     rows = []
     for i, k in enumerate(ks):
-        point = points[best_point(grid[i], spec)] if spec.tuned else points[0]
-        clf = make_classifier(spec, point, seed)
-        cols = ranking[:k]
-        n_correct, n_test = _accuracy(clf, X_train[:, cols], y_train, X_test[:, cols], y_test)
+        n_correct, n_test = counts[i], y_test.size
         rows.append({"classifier": spec.label, "k": int(k), "accuracy": n_correct / n_test,
-                     "n_correct": n_correct, "n_test": n_test, "C": _C_of(clf),
+                     "n_correct": n_correct, "n_test": n_test, "C": _C_of(classifiers[i]),
                      "inner_accuracy": float(grid[i].max()) if spec.tuned else float("nan"),
-                     "classifier_params": chosen_params(spec, point)})
+                     "classifier_params": chosen_params(spec, chosen[i])})
     return rows
 
 

@@ -1,0 +1,277 @@
+"""The built-in ``linear_svm`` on LIBSVM, evaluated for every k and every C without redundant work.
+
+:func:`fsbench.protocol.cv_accuracy_grid` and the final evaluation train scikit-learn's
+``SVC(kernel="linear", C=C)`` for every inner fold x k x C, then once per k. This module computes
+the same numbers (every prediction, hence every count, chosen C and inner accuracy) faster:
+
+- **One kernel matrix per k, shared by every fold, every C and the refit.** The linear kernel of
+  the training part's top-k columns is computed once per k; each inner fold's training and
+  validation blocks are slices of it, and so is the refit's; only the test rows' block is new.
+  scikit-learn's plain route recomputes each entry inside every fit (7 C x 8 folds) and in every
+  one-vs-one subproblem of a fit.
+- **LIBSVM called directly** (``sklearn.svm._libsvm.fit`` and ``predict``, the functions
+  ``SVC`` calls), with the arguments ``SVC`` passes, skipping its per-fit validation and copies.
+- **Counts cached across calls** in the process, keyed by the content of the data, the fold,
+  the ranking's first k features and the solver's parameters: a ranking evaluated twice (a tuned
+  selector's grid points that rank a fold alike, a tuned selector whose final fit equals a
+  fixed-parameter selector's) is evaluated once. A cached count is the count the computation
+  gives, so rows do not depend on n_jobs or on the order tasks run in.
+
+Why the solutions are the same, not just close. ``SVC(kernel="precomputed")`` runs LIBSVM's
+solver on the same dual problem as ``SVC(kernel="linear")``; the two differ only in where a
+kernel value comes from. LIBSVM (as bundled in scikit-learn, ``svm.cpp``) takes a linear
+kernel value ``K(x, z)`` from BLAS ``ddot(x, z)`` on the k-vectors, in training (the Q matrix,
+its diagonal) and in prediction alike, and looks the value up in the given matrix when the
+kernel is precomputed. :func:`linear_kernel` computes every entry with numpy's ``vecdot``,
+which calls BLAS ``ddot`` on the same two contiguous k-vectors, so the entries are the same
+doubles, and LIBSVM then performs the same floating-point operations in the same order (the
+working-set selection, the shrinking, the stopping test, ``rho``, the one-vs-one votes with ties
+to the first class): the same iterates, support vectors, coefficients and predictions, bit for
+bit. A Gram matrix from ``X @ X.T`` (dgemm) or grown by rank-k updates sums in another order and
+changes a kernel entry's last bits, which changes a prediction in rare near-ties; ``ddot`` is
+also what keeps one matrix per k exact (its order depends on the vector length, so the k-th
+matrix is not the (k-10)-th plus a block). Whether numpy's ``ddot`` agrees with the one LIBSVM
+calls (they are two builds of OpenBLAS in the wheels) is checked, not assumed: every kernel
+matrix has two of its columns recomputed by LIBSVM itself (a model with one support vector of
+coefficient 1 returns ``K(x, sv)`` as its decision value); on any difference the process
+switches to ``kernel="linear"`` with direct LIBSVM calls (:data:`MODE`), which is exact by
+construction and still skips the per-fit overhead.
+
+What it does not change: the tuning rules (:func:`fsbench.protocol.best_point` chooses C),
+the pooled inner accuracy (correct / total over the folds), the folds, the classes' encoding and
+order (``np.unique``, as ``SVC``), LIBSVM's parameters (read from the estimator fsbench builds:
+``tol``, ``shrinking``, ``cache_size``, ``max_iter``). It applies to the classifiers that are
+exactly ``SVC(kernel="linear")`` with scikit-learn's defaults but C (:func:`supports`); every
+other classifier takes the generic route.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.svm import SVC
+from sklearn.svm import _libsvm as libsvm
+
+#: "precomputed" while numpy's ddot agrees with LIBSVM's, "linear" after a disagreement
+MODE = {"kernel": "precomputed"}
+#: counts cached per process (oldest dropped first)
+_CACHE: OrderedDict[bytes, Any] = OrderedDict()
+CACHE_SIZE = 200_000
+
+
+# ----------------------------------------------------------------------------- which classifiers
+@dataclass(frozen=True)
+class Solver:
+    """LIBSVM's parameters as ``SVC.fit`` passes them (C aside)."""
+
+    tol: float
+    shrinking: bool
+    cache_size: float
+    max_iter: int
+
+    def key(self) -> bytes:
+        return repr((self.tol, self.shrinking, self.cache_size, self.max_iter)).encode()
+
+
+_SVC_DEFAULTS = SVC(kernel="linear").get_params()
+#: parameters that may differ from SVC's defaults without changing the problem LIBSVM solves
+_FREE = {"C", "tol", "shrinking", "cache_size", "max_iter", "verbose", "random_state",
+         "decision_function_shape"}
+
+
+def solver_for(estimators: Sequence[Any]) -> tuple[Solver, list[float]] | None:
+    """The solver and each estimator's C, when every estimator is ``SVC(kernel="linear")`` with
+    scikit-learn's defaults but C and the solver's own parameters (equal across the list); else None.
+
+    ``decision_function_shape`` does not enter ``predict`` (``break_ties`` is False), and
+    ``random_state`` only seeds probability estimates, which are off.
+    """
+    Cs = []
+    solvers = set()
+    for est in estimators:
+        if type(est) is not SVC:
+            return None
+        params = est.get_params()
+        if any(params[key] != value for key, value in _SVC_DEFAULTS.items() if key not in _FREE):
+            return None
+        C = params["C"]
+        if isinstance(C, bool) or not isinstance(C, int | float | np.number) or not C > 0:
+            return None
+        Cs.append(float(C))
+        solvers.add(Solver(float(params["tol"]), bool(params["shrinking"]), float(params["cache_size"]),
+                           int(params["max_iter"])))
+    return (solvers.pop(), Cs) if len(solvers) == 1 else None
+
+
+# ----------------------------------------------------------------------------- kernels
+def linear_kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``K[i, j] = ddot(A[i], B[j])``, each entry by BLAS ``ddot`` on contiguous rows (as LIBSVM)."""
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    return np.vecdot(A[:, None, :], B[None, :, :])
+
+
+def libsvm_kernel_column(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LIBSVM's own linear kernel ``K(A[i], b)`` for every row: the decision values of a two-class
+    model whose support vectors are ``b`` (coefficient 1) and ``b`` (coefficient 0), rho 0."""
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    SV = np.ascontiguousarray(np.vstack([b, b]), dtype=np.float64)
+    dec = libsvm.decision_function(A, np.array([0, 1], dtype=np.int32), SV, np.array([1, 1], dtype=np.int32),
+                                   np.array([[1.0, 0.0]]), np.array([0.0]), np.empty(0), np.empty(0),
+                                   svm_type=0, kernel="linear")
+    return dec[:, 0]
+
+
+def _agrees(A: np.ndarray, B: np.ndarray, K: np.ndarray) -> bool:
+    """Whether two columns of K (the first and the last) equal LIBSVM's own kernel values."""
+    cols = sorted({0, B.shape[0] - 1})
+    return all(np.array_equal(K[:, j], libsvm_kernel_column(A, B[j])) for j in cols)
+
+
+# ----------------------------------------------------------------------------- LIBSVM calls
+def _scale_gamma(X: np.ndarray) -> float:
+    """``SVC``'s gamma="scale" (the linear kernel ignores it; passed as SVC passes it)."""
+    var = X.var()
+    return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+
+
+def _counts(train: np.ndarray, y_train: np.ndarray, evaluate: np.ndarray, y_evaluate: np.ndarray,
+            Cs: Sequence[float], solver: Solver, kernel: str) -> np.ndarray:
+    """Correct predictions of ``y_evaluate`` for every C. ``train`` and ``evaluate`` are kernel
+    blocks (training rows x training rows, evaluated rows x training rows) when ``kernel`` is
+    "precomputed", feature rows when it is "linear"; LIBSVM gets the arguments ``SVC`` gives it."""
+    classes, y_code = np.unique(y_train, return_inverse=True)
+    if classes.size < 2:  # SVC's own error
+        SVC(kernel="linear").fit(np.zeros((y_train.size, 1)), y_train)
+    y_code = y_code.astype(np.float64)
+    train = np.ascontiguousarray(train, dtype=np.float64)
+    evaluate = np.ascontiguousarray(evaluate, dtype=np.float64)
+    gamma = 0.0 if kernel == "precomputed" else _scale_gamma(train)
+    out = np.empty(len(Cs), dtype=np.int64)
+    libsvm.set_verbosity_wrap(0)
+    for j, C in enumerate(Cs):
+        model = libsvm.fit(train, y_code, svm_type=0, sample_weight=np.empty(0),
+                           class_weight=np.ones(classes.size), kernel=kernel, C=C, nu=0.5, probability=0,
+                           degree=3, shrinking=solver.shrinking, tol=solver.tol, cache_size=solver.cache_size,
+                           coef0=0.0, gamma=gamma, epsilon=0.1, max_iter=solver.max_iter, random_seed=0)
+        support, support_vectors, n_support, dual_coef, intercept, prob_a, prob_b = model[:7]
+        codes = libsvm.predict(evaluate, support, support_vectors, n_support, dual_coef, intercept, prob_a,
+                               prob_b, svm_type=0, kernel=kernel, degree=3, coef0=0.0, gamma=gamma,
+                               cache_size=solver.cache_size)
+        out[j] = int(np.sum(classes[codes.astype(np.intp)] == y_evaluate))
+    return out
+
+
+def _kernel(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray | None:
+    """The kernel of A's rows with B's (A's by default), checked against LIBSVM's; None in linear
+    mode, or when the check fails (which switches the process to linear mode)."""
+    if MODE["kernel"] != "precomputed":
+        return None
+    B = A if B is None else B
+    K = linear_kernel(A, B)
+    if not _agrees(A, B, K):
+        MODE["kernel"] = "linear"
+        return None
+    return K
+
+
+# ----------------------------------------------------------------------------- cache
+def digest(*parts: Any) -> bytes:
+    """A key from arrays (dtype, shape and bytes) and plain values."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            a = np.ascontiguousarray(part)
+            h.update(repr((a.dtype.str, a.shape)).encode())
+            h.update(a.tobytes())
+        else:
+            h.update(repr(part).encode())
+        h.update(b"|")
+    return h.digest()
+
+
+def _remember(key: bytes, value: np.ndarray) -> None:
+    _CACHE[key] = value
+    if len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+
+
+def _recall(key: bytes) -> np.ndarray | None:
+    value = _CACHE.get(key)
+    if value is not None:
+        _CACHE.move_to_end(key)
+    return value
+
+
+def clear_cache() -> None:
+    """Forget every cached count (tests, benchmarks)."""
+    _CACHE.clear()
+
+
+# ----------------------------------------------------------------------------- the protocol's two steps
+def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
+                 rankings: Sequence[np.ndarray], ks: Sequence[int], Cs: Sequence[float], solver: Solver,
+                 ) -> np.ndarray:
+    """Correct validation predictions pooled over the folds, shape (len(ks), len(Cs)).
+
+    Fold f is trained and validated on the first k features of ``rankings[f]``. Folds that share
+    a ranking share one kernel matrix per k over all rows of X, sliced per fold.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    data_key = digest(X, y, solver.key(), [float(C) for C in Cs])
+    out = np.zeros((len(ks), len(Cs)), dtype=np.int64)
+    groups: dict[bytes, list[int]] = {}
+    for f, ranking in enumerate(rankings):
+        groups.setdefault(digest(np.asarray(ranking)[:max(ks)]), []).append(f)
+    for members in groups.values():
+        ranking = np.asarray(rankings[members[0]])
+        for i, k in enumerate(ks):
+            cols = ranking[:k]
+            keys = {f: digest(data_key, folds[f][0], folds[f][1], cols) for f in members}
+            found = {f: _recall(keys[f]) for f in members}
+            missing = [f for f in members if found[f] is None]
+            if missing:
+                A = np.ascontiguousarray(X[:, cols])
+                K = _kernel(A)
+                for f in missing:
+                    fit, val = folds[f]
+                    if K is None:
+                        found[f] = _counts(A[fit], y[fit], A[val], y[val], Cs, solver, "linear")
+                    else:
+                        found[f] = _counts(K[np.ix_(fit, fit)], y[fit], K[np.ix_(val, fit)], y[val], Cs, solver,
+                                           "precomputed")
+                    _remember(keys[f], found[f])
+            for f in members:
+                out[i] += found[f]
+    return out
+
+
+def test_counts(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+                ranking: np.ndarray, ks: Sequence[int], Cs: Sequence[float], solver: Solver) -> list[int]:
+    """Correct test predictions for every k: trained on the whole training part's first k
+    features of ``ranking`` with ``Cs[i]`` for ``ks[i]``."""
+    X_train = np.asarray(X_train, dtype=np.float64)
+    X_test = np.asarray(X_test, dtype=np.float64)
+    data_key = digest(X_train, np.asarray(y_train), X_test, np.asarray(y_test), solver.key())
+    out = []
+    for k, C in zip(ks, Cs, strict=True):
+        cols = np.asarray(ranking)[:k]
+        key = digest(data_key, cols, float(C))
+        found = _recall(key)
+        if found is None:
+            A, B = np.ascontiguousarray(X_train[:, cols]), np.ascontiguousarray(X_test[:, cols])
+            K = _kernel(A)
+            K_test = _kernel(B, A) if K is not None else None
+            if K is None or K_test is None:
+                found = _counts(A, y_train, B, y_test, [C], solver, "linear")
+            else:
+                found = _counts(K, y_train, K_test, y_test, [C], solver, "precomputed")
+            _remember(key, found)
+        out.append(int(found[0]))
+    return out

@@ -1,0 +1,191 @@
+"""The fast evaluation of the built-in linear_svm on LIBSVM (fsbench.linear_libsvm) against the plain
+scikit-learn computation, written here: the same counts, chosen C, inner accuracy and test
+accuracy, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_problem, separable_problem
+from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.svm import SVC
+
+from fsbench import linear_libsvm
+from fsbench.classifiers import classifier_spec, make_classifier
+from fsbench.config import ClassifierConfig
+from fsbench.protocol import cv_accuracy_grid, derive_seed, evaluate_ranking, inner_folds
+
+CS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
+
+
+@pytest.fixture(autouse=True)
+def fresh_state(monkeypatch):
+    """Every test starts without cached counts and in precomputed mode."""
+    linear_libsvm.clear_cache()
+    monkeypatch.setitem(linear_libsvm.MODE, "kernel", "precomputed")
+    yield
+    linear_libsvm.clear_cache()
+
+
+def _zscore(X):
+    sd = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def _digits():
+    X, y = load_digits(return_X_y=True)
+    keep = np.random.default_rng(0).permutation(y.size)[:300]
+    return _zscore(X[keep]), y[keep]
+
+
+def _with_duplicates():
+    """Overlapping classes with repeated rows, some repeats relabelled (near-ties and clipped duplicates)."""
+    X, y = random_problem(120, 15, 4, seed=3, informative=4)
+    X[60:80] = X[:20]
+    y[70:80] = (y[:10] + 1) % 4
+    return X, y
+
+
+def _wine():
+    X, y = load_wine(return_X_y=True)
+    return _zscore(X), y
+
+
+def _binary():
+    X, y = load_breast_cancer(return_X_y=True)
+    return _zscore(X[:200]), y[:200]
+
+
+PROBLEMS = {"separable": lambda: separable_problem(90, 12, 3, 0), "digits-300": _digits,
+            "duplicates": _with_duplicates, "wine": _wine, "breast-cancer-200": _binary}
+
+
+def _split(X, y, seed=0):
+    rng = np.random.default_rng(seed)
+    test = np.sort(np.concatenate([rng.permutation(np.flatnonzero(y == c))[:max(2, (y == c).sum() // 4)]
+                                   for c in np.unique(y)]))
+    train = np.setdiff1d(np.arange(y.size), test)
+    return X[train], y[train], X[test], y[test]
+
+
+def _plain(X_train, y_train, X_test, y_test, rankings, ks, folds):
+    """The straightforward computation: SVC(kernel="linear", C=C).fit on the top-k columns for every
+    inner fold, k and C; the best C per k (pooled accuracy, ties to the smallest C); its refit on
+    the training part scored on the test part (rankings[0] is the ranking refitted)."""
+    correct = np.zeros((len(ks), len(CS)))
+    for (fit, val), ranking in zip(folds, rankings, strict=True):
+        for i, k in enumerate(ks):
+            cols = ranking[:k]
+            for j, C in enumerate(CS):
+                clf = SVC(kernel="linear", C=C).fit(X_train[np.ix_(fit, cols)], y_train[fit])
+                correct[i, j] += np.sum(clf.predict(X_train[np.ix_(val, cols)]) == y_train[val])
+    accuracy = correct / sum(val.size for _, val in folds)
+    rows = []
+    for i, k in enumerate(ks if y_test.size else []):
+        best = max(range(len(CS)), key=lambda j: (accuracy[i, j], -CS[j]))  # ties to the smallest C
+        cols = rankings[0][:k]
+        clf = SVC(kernel="linear", C=CS[best]).fit(X_train[:, cols], y_train)
+        rows.append({"k": k, "C": CS[best], "inner_accuracy": accuracy[i].max(),
+                     "n_correct": int(np.sum(clf.predict(X_test[:, cols]) == y_test))})
+    return accuracy, rows
+
+
+def _ranking(X, y):
+    """A ranking by between-class spread (any fixed order will do)."""
+    means = np.array([X[y == c].mean(axis=0) for c in np.unique(y)])
+    return np.argsort(-means.var(axis=0), kind="stable")
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_the_evaluation_equals_plain_scikit_learn(name):
+    X, y = PROBLEMS[name]()
+    X_train, y_train, X_test, y_test = _split(X, y)
+    ranking = _ranking(X_train, y_train)
+    ks = [2, 5, min(10, X.shape[1])]
+    seed = 11
+    folds = inner_folds(y_train, 3, derive_seed(seed, "inner-C"))
+    accuracy, expected = _plain(X_train, y_train, X_test, y_test, [ranking] * 3, ks, folds)
+    cfg = ClassifierConfig(name="linear_svm", C=CS)
+    grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * 3, ks, cfg, seed)
+    np.testing.assert_array_equal(grid, accuracy)
+    rows = evaluate_ranking(X_train, y_train, X_test, y_test, ranking, ks, cfg, 3, seed)
+    for row, want in zip(rows, expected, strict=True):
+        assert row["k"] == want["k"]
+        assert row["C"] == want["C"]
+        assert row["inner_accuracy"] == want["inner_accuracy"]
+        assert row["n_correct"] == want["n_correct"]
+        assert row["accuracy"] == want["n_correct"] / y_test.size
+
+
+def test_per_fold_rankings_equal_plain_scikit_learn():
+    """Tuning a selector: each fold has its own ranking (two folds share one)."""
+    X, y = _with_duplicates()
+    folds = inner_folds(y, 3, 5)
+    rankings = [_ranking(X[fit], y[fit]) for fit, _ in folds]
+    rankings[2] = rankings[0]
+    ks = [3, 8]
+    accuracy, _ = _plain(X, y, X[:0], y[:0], rankings, ks, folds)
+    grid = cv_accuracy_grid(X, y, folds, rankings, ks, ClassifierConfig(name="linear_svm", C=CS), 0)
+    np.testing.assert_array_equal(grid, accuracy)
+
+
+def test_the_linear_kernel_is_libsvm_s(one_blas_thread):
+    """Every entry equals LIBSVM's own kernel value (BLAS ddot), at widths below and above the
+    BLAS kernels' blocks; a Gram from X @ X.T does not."""
+    rng = np.random.default_rng(0)
+    differs = 0
+    for d in (1, 3, 15, 16, 17, 31, 32, 33, 64, 100, 257):
+        A, B = rng.standard_normal((40, d)), rng.standard_normal((7, d))
+        K = linear_libsvm.linear_kernel(A, B)
+        for j in range(B.shape[0]):
+            np.testing.assert_array_equal(K[:, j], linear_libsvm.libsvm_kernel_column(A, B[j]))
+        differs += int(np.any(A @ B.T != K))
+    assert differs > 0
+
+
+def test_a_kernel_libsvm_disagrees_with_switches_to_the_linear_kernel(monkeypatch):
+    X, y = _with_duplicates()
+    folds = inner_folds(y, 3, 1)
+    ranking = _ranking(X, y)
+    cfg = ClassifierConfig(name="linear_svm", C=CS)
+    expected = cv_accuracy_grid(X, y, folds, [ranking] * 3, [4, 9], cfg, 0)
+    linear_libsvm.clear_cache()
+    exact = linear_libsvm.linear_kernel
+    monkeypatch.setattr(linear_libsvm, "linear_kernel", lambda A, B: exact(A, B) * (1 + 1e-15))
+    got = cv_accuracy_grid(X, y, folds, [ranking] * 3, [4, 9], cfg, 0)
+    assert linear_libsvm.MODE["kernel"] == "linear"
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_counts_are_cached_and_equal(monkeypatch):
+    X, y = separable_problem(60, 8, 3, 1)
+    folds = inner_folds(y, 3, 2)
+    ranking = _ranking(X, y)
+    cfg = ClassifierConfig(name="linear_svm", C=CS)
+    first = cv_accuracy_grid(X, y, folds, [ranking] * 3, [2, 4], cfg, 0)
+    calls = []
+    original = linear_libsvm._counts
+    monkeypatch.setattr(linear_libsvm, "_counts", lambda *a, **k: calls.append(1) or original(*a, **k))
+    again = cv_accuracy_grid(X, y, folds, [ranking] * 3, [2, 4], cfg, 0)
+    np.testing.assert_array_equal(first, again)
+    assert calls == []
+    other = ranking.copy()
+    other[[0, 1]] = other[[1, 0]]  # another order of the same columns is another problem
+    cv_accuracy_grid(X, y, folds, [other] * 3, [2, 4], cfg, 0)
+    assert len(calls) == 6  # the column order changes every kernel value's summation order
+
+
+def test_only_the_linear_svc_takes_the_fast_route():
+    def solver(kind, **kwargs):
+        spec = classifier_spec(kind, **kwargs)
+        return linear_libsvm.solver_for([make_classifier(spec, point, 0) for point in spec.grid_points()])
+
+    found = solver("linear_svm", params={"backend": "libsvm"}, grid={"C": [0.1, 1.0]})
+    assert found is not None and found[1] == [0.1, 1.0]
+    assert solver("linear_svm", params={"C": 2}) == (found[0], [2.0])
+    assert solver("linear_svm", params={"backend": "liblinear"}, grid={"C": [0.1, 1.0]}) is None
+    assert solver("crammer_singer", grid={"C": [0.1, 1.0]}) is None
+    assert solver("knn") is None
+    assert solver("sklearn.svm:SVC", params={"kernel": "rbf"}) is None
+    assert solver("sklearn.svm:SVC", params={"kernel": "linear", "class_weight": "balanced"}) is None
+    assert solver("sklearn.svm:SVC", params={"kernel": "linear", "tol": 1e-4}, grid={"C": [1.0]})[0].tol == 1e-4
