@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,25 +67,9 @@ def _config(folder: Path) -> dict[str, Any]:
 def read_rankings(folder: Path) -> pd.DataFrame | None:
     """A folder's rankings (columns dataset, repeat, fold, selector, position, feature), None
     when it has none; FsbenchError when the file is damaged."""
-    from fsbench import store
+    from fsbench.store import RANKINGS_FILE, load_rankings
 
-    name = getattr(store, "RANKINGS_FILE", RANKINGS_FILE)
-    path = folder / name
-    if not path.is_file():
-        return None
-    loader = getattr(store, "load_rankings", None)
-    if loader is not None:
-        return loader(folder)
-    try:
-        table = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError,
-            zlib.error) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise FsbenchError(f"{str(path)!r} is damaged ({reason}); restore it or move it away.") from None
-    missing = set(S.RANKING_COLUMNS) - set(table.columns)
-    if missing:
-        raise FsbenchError(f"{str(path)!r} lacks the columns {sorted(missing)}; it is not an fsbench rankings file.")
-    return table
+    return load_rankings(folder) if (folder / RANKINGS_FILE).is_file() else None
 
 
 def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
