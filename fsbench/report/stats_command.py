@@ -32,7 +32,6 @@ from fsbench.stats import ROPE
 #: the output folder's name under the results folder (one folder), or under the folders' common
 #: parent, as stats/NAME1+NAME2 (several)
 STATS_DIR = "stats"
-RANKINGS_FILE = "rankings.csv.gz"
 
 
 @dataclass
