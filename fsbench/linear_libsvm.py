@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,11 +57,12 @@ import numpy as np
 from sklearn.svm import SVC
 from sklearn.svm import _libsvm as libsvm
 
-#: "precomputed" while numpy's ddot agrees with LIBSVM's, "linear" after a disagreement
-MODE = {"kernel": "precomputed"}
-#: counts cached per process (oldest dropped first)
+#: "precomputed" while numpy's ddot agrees with LIBSVM's, "linear" after a disagreement (and with
+#: numpy < 2, which has no ``vecdot``)
+MODE = {"kernel": "precomputed" if hasattr(np, "vecdot") else "linear"}
+#: counts cached per process, the least recently used dropped first (an entry is about 200 bytes)
 _CACHE: OrderedDict[bytes, Any] = OrderedDict()
-CACHE_SIZE = 200_000
+CACHE_SIZE = 50_000
 
 
 # ----------------------------------------------------------------------------- which classifiers
@@ -151,6 +152,8 @@ def _counts(train: np.ndarray, y_train: np.ndarray, evaluate: np.ndarray, y_eval
     y_code = y_code.astype(np.float64)
     train = np.ascontiguousarray(train, dtype=np.float64)
     evaluate = np.ascontiguousarray(evaluate, dtype=np.float64)
+    if not (np.isfinite(train).all() and np.isfinite(evaluate).all()):  # SVC refuses them too
+        raise ValueError("Input X contains NaN or infinity.")
     gamma = 0.0 if kernel == "precomputed" else _scale_gamma(train)
     out = np.empty(len(Cs), dtype=np.int64)
     libsvm.set_verbosity_wrap(0)
@@ -213,7 +216,54 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-# ----------------------------------------------------------------------------- the protocol's two steps
+# ----------------------------------------------------------------------------- the protocol's steps
+class _Columns:
+    """The first k columns of a ranking, and their kernel over the rows of X, computed once and
+    only when a count is not cached."""
+
+    def __init__(self, X: np.ndarray, cols: np.ndarray):
+        self.A = np.ascontiguousarray(X[:, cols])
+        self._K: np.ndarray | None = None
+        self._done = False
+
+    @property
+    def K(self) -> np.ndarray | None:
+        if not self._done:
+            self._K, self._done = _kernel(self.A), True
+        return self._K if MODE["kernel"] == "precomputed" else None
+
+
+def fold_counts(X: np.ndarray, y: np.ndarray, fit: np.ndarray, val: np.ndarray, columns: _Columns,
+                Cs: Sequence[float], solver: Solver, key: bytes) -> np.ndarray:
+    """Correct validation predictions of one inner fold for every C (cached under ``key``)."""
+    found = _recall(key)
+    if found is None:
+        K = columns.K
+        if K is None:
+            A = columns.A
+            found = _counts(A[fit], y[fit], A[val], y[val], Cs, solver, "linear")
+        else:
+            found = _counts(K[np.ix_(fit, fit)], y[fit], K[np.ix_(val, fit)], y[val], Cs, solver, "precomputed")
+        _remember(key, found)
+    return found
+
+
+def refit_count(y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray, cols: np.ndarray, columns: _Columns,
+                C: float, solver: Solver, key: bytes) -> int:
+    """Correct test predictions of the refit on the whole training part (cached under ``key``)."""
+    found = _recall(key)
+    if found is None:
+        B = np.ascontiguousarray(X_test[:, cols])
+        K = columns.K
+        K_test = _kernel(B, columns.A) if K is not None else None
+        if K is None or K_test is None:
+            found = _counts(columns.A, y_train, B, y_test, [C], solver, "linear")
+        else:
+            found = _counts(K, y_train, K_test, y_test, [C], solver, "precomputed")
+        _remember(key, found)
+    return int(found[0])
+
+
 def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
                  rankings: Sequence[np.ndarray], ks: Sequence[int], Cs: Sequence[float], solver: Solver,
                  ) -> np.ndarray:
@@ -233,45 +283,45 @@ def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray,
         ranking = np.asarray(rankings[members[0]])
         for i, k in enumerate(ks):
             cols = ranking[:k]
-            keys = {f: digest(data_key, folds[f][0], folds[f][1], cols) for f in members}
-            found = {f: _recall(keys[f]) for f in members}
-            missing = [f for f in members if found[f] is None]
-            if missing:
-                A = np.ascontiguousarray(X[:, cols])
-                K = _kernel(A)
-                for f in missing:
-                    fit, val = folds[f]
-                    if K is None:
-                        found[f] = _counts(A[fit], y[fit], A[val], y[val], Cs, solver, "linear")
-                    else:
-                        found[f] = _counts(K[np.ix_(fit, fit)], y[fit], K[np.ix_(val, fit)], y[val], Cs, solver,
-                                           "precomputed")
-                    _remember(keys[f], found[f])
+            columns = _Columns(X, cols)
             for f in members:
-                out[i] += found[f]
+                fit, val = folds[f]
+                out[i] += fold_counts(X, y, fit, val, columns, Cs, solver, digest(data_key, fit, val, cols))
     return out
 
 
-def test_counts(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-                ranking: np.ndarray, ks: Sequence[int], Cs: Sequence[float], solver: Solver) -> list[int]:
-    """Correct test predictions for every k: trained on the whole training part's first k
-    features of ``ranking`` with ``Cs[i]`` for ``ks[i]``."""
+def evaluate(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+             ranking: np.ndarray, ks: Sequence[int], folds: Sequence[tuple[np.ndarray, np.ndarray]],
+             Cs: Sequence[float], solver: Solver, choose: Callable[[np.ndarray], int],
+             ) -> tuple[np.ndarray, list[int], list[int]]:
+    """One ranking's evaluation: for every k, the inner-CV accuracy of every C (pooled correct /
+    total over ``folds``; none without folds), the index ``choose`` picks from that row (0
+    without folds), and the correct test predictions of its refit on the whole training part.
+
+    One kernel matrix per k serves every fold, every C and the refit. Returns (accuracy grid,
+    chosen indices, test counts); the grid is what :func:`inner_counts` / total gives.
+    """
     X_train = np.asarray(X_train, dtype=np.float64)
     X_test = np.asarray(X_test, dtype=np.float64)
-    data_key = digest(X_train, np.asarray(y_train), X_test, np.asarray(y_test), solver.key())
-    out = []
-    for k, C in zip(ks, Cs, strict=True):
+    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    total = sum(val.size for _, val in folds)
+    inner_key = digest(X_train, y_train, solver.key(), [float(C) for C in Cs])
+    test_key = digest(X_train, y_train, X_test, y_test, solver.key())
+    grid = np.zeros((len(ks), len(Cs)))
+    chosen, counts = [], []
+    for i, k in enumerate(ks):
         cols = np.asarray(ranking)[:k]
-        key = digest(data_key, cols, float(C))
-        found = _recall(key)
-        if found is None:
-            A, B = np.ascontiguousarray(X_train[:, cols]), np.ascontiguousarray(X_test[:, cols])
-            K = _kernel(A)
-            K_test = _kernel(B, A) if K is not None else None
-            if K is None or K_test is None:
-                found = _counts(A, y_train, B, y_test, [C], solver, "linear")
-            else:
-                found = _counts(K, y_train, K_test, y_test, [C], solver, "precomputed")
-            _remember(key, found)
-        out.append(int(found[0]))
-    return out
+        columns = _Columns(X_train, cols)
+        if folds:
+            correct = np.zeros(len(Cs), dtype=np.int64)
+            for fit, val in folds:
+                correct += fold_counts(X_train, y_train, fit, val, columns, Cs, solver,
+                                       digest(inner_key, fit, val, cols))
+            grid[i] = correct / total
+            j = choose(grid[i])
+        else:
+            j = 0
+        chosen.append(j)
+        counts.append(refit_count(y_train, X_test, y_test, cols, columns, float(Cs[j]), solver,
+                                  digest(test_key, cols, float(Cs[j]))))
+    return grid, chosen, counts

@@ -41,6 +41,12 @@ Tuning rules, stated once:
   With several classifiers, a selector's grid is scored with the first classifier of the
   config only (one ranking, chosen once, serves every classifier).
 
+How the numbers are computed: a classifier that is exactly ``SVC(kernel="linear")`` but C (the
+built-in ``linear_svm`` on LIBSVM) is trained on one precomputed kernel matrix per k, shared by the
+inner folds, the C grid and the refit (:mod:`fsbench.linear_libsvm`, which states why every
+prediction is the one ``SVC(kernel="linear")`` makes, bit for bit); every other classifier is
+fitted through its scikit-learn estimator for every inner fold, k and grid point.
+
 Rows (:func:`evaluate_ranking`, :func:`evaluate_classifiers`): ``k``, ``accuracy``,
 ``n_correct``, ``n_test``, ``C`` (the estimator's C as fitted, fixed or chosen; NaN for an
 estimator without a C parameter, e.g. ``knn`` and ``random_forest``), ``inner_accuracy``
@@ -238,18 +244,20 @@ def _evaluate_one(
     seed: int,
 ) -> list[dict[str, Any]]:
     points = spec.grid_points()
-    if spec.tuned:
-        folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C"))
-        grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * len(folds), ks, spec, seed)
-    chosen = [points[best_point(grid[i], spec)] if spec.tuned else points[0] for i in range(len(ks))]
-    classifiers = [make_classifier(spec, point, seed) for point in chosen]
-    fast = linear_libsvm.solver_for(classifiers)
-    if fast is not None:  # the same counts as the loop below (fsbench.linear_libsvm)
+    folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C")) if spec.tuned else []
+    fast = linear_libsvm.solver_for([make_classifier(spec, point, seed) for point in points])
+    if fast is not None:  # the same numbers as below, one kernel matrix per k (fsbench.linear_libsvm)
         solver, Cs = fast
-        counts = linear_libsvm.test_counts(X_train, y_train, X_test, y_test, ranking, ks, Cs, solver)
+        grid, picked, counts = linear_libsvm.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
+                                                      solver, lambda row: best_point(row, spec))
+        chosen = [points[j] for j in picked]
     else:
-        counts = [_accuracy(clf, X_train[:, ranking[:k]], y_train, X_test[:, ranking[:k]], y_test)[0]
-                  for clf, k in zip(classifiers, ks, strict=True)]
+        if spec.tuned:
+            grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * len(folds), ks, spec, seed)
+        chosen = [points[best_point(grid[i], spec)] if spec.tuned else points[0] for i in range(len(ks))]
+        counts = [_accuracy(make_classifier(spec, point, seed), X_train[:, ranking[:k]], y_train,
+                            X_test[:, ranking[:k]], y_test)[0] for point, k in zip(chosen, ks, strict=True)]
+    classifiers = [make_classifier(spec, point, seed) for point in chosen]
     rows = []
     for i, k in enumerate(ks):
         n_correct, n_test = counts[i], y_test.size

@@ -189,3 +189,14 @@ def test_only_the_linear_svc_takes_the_fast_route():
     assert solver("sklearn.svm:SVC", params={"kernel": "rbf"}) is None
     assert solver("sklearn.svm:SVC", params={"kernel": "linear", "class_weight": "balanced"}) is None
     assert solver("sklearn.svm:SVC", params={"kernel": "linear", "tol": 1e-4}, grid={"C": [1.0]})[0].tol == 1e-4
+
+
+def test_non_finite_values_are_refused_as_scikit_learn_refuses_them():
+    X, y = separable_problem(60, 6, 3, 2)
+    X[5, 0] = np.nan
+    folds = inner_folds(y, 3, 0)
+    ranking = np.arange(6)
+    with pytest.raises(ValueError, match="NaN"):
+        cv_accuracy_grid(X, y, folds, [ranking] * 3, [2], ClassifierConfig(name="linear_svm", C=CS), 0)
+    with pytest.raises(ValueError, match="NaN"):
+        SVC(kernel="linear").fit(X[:, :2], y)
