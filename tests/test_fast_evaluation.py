@@ -5,6 +5,7 @@ accuracy, bit for bit."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import random_problem, separable_problem
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
@@ -12,8 +13,9 @@ from sklearn.svm import SVC
 
 from fsbench import linear_libsvm
 from fsbench.classifiers import classifier_spec, make_classifier
-from fsbench.config import ClassifierConfig
+from fsbench.config import ClassifierConfig, parse_experiment
 from fsbench.protocol import cv_accuracy_grid, derive_seed, evaluate_ranking, inner_folds
+from fsbench.runner import run_experiment
 
 CS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 
@@ -200,3 +202,37 @@ def test_non_finite_values_are_refused_as_scikit_learn_refuses_them():
         cv_accuracy_grid(X, y, folds, [ranking] * 3, [2], ClassifierConfig(name="linear_svm", C=CS), 0)
     with pytest.raises(ValueError, match="NaN"):
         SVC(kernel="linear").fit(X[:, :2], y)
+
+
+class _Dataset:
+    def __init__(self, name, n_features):
+        self.name, self.n_features = name, n_features
+
+
+def test_whole_experiments_give_the_rows_of_the_plain_route(tmp_path, monkeypatch):
+    """Tuned selectors (their grids scored by per-fold rankings), a fixed-C classifier and a tuned one:
+    the rows with the fast route equal the rows with every classifier fitted through SVC."""
+    X, y = load_digits(return_X_y=True)
+    keep = np.arange(0, y.size, 6)
+    data = {"digits": type("D", (), {"X": X[keep].astype(float), "y": y[keep]})()}
+    timing = ["fit_seconds", "task_seconds"]
+    for classifier in ("{name: linear_svm, C: [0.001, 0.1, 10]}", "{name: linear_svm, C: 1}"):
+        text = f"""
+name: unit
+seed: 0
+datasets: [digits]
+protocol: {{kind: holdout, train_size: 0.6, n_trials: 2}}
+inner_cv: {{n_splits: 3}}
+selectors: [fisher, {{name: rfs, grid: {{gamma: [0.1, 10]}}}}]
+classifier: {classifier}
+n_features: [3, 12]
+"""
+        exp = parse_experiment(text, "unit.yaml", dataset_resolver=lambda n: _Dataset("digits", 64))
+        fast = run_experiment(exp, tmp_path / "fast", data=data, n_jobs=1, force=True).runs
+        linear_libsvm.clear_cache()
+        with monkeypatch.context() as m:
+            m.setattr(linear_libsvm, "solver_for", lambda estimators: None)
+            plain = run_experiment(exp, tmp_path / "plain", data=data, n_jobs=1, force=True).runs
+        order = ["dataset", "repeat", "fold", "selector", "k"]
+        pd.testing.assert_frame_equal(fast.drop(columns=timing).sort_values(order).reset_index(drop=True),
+                                      plain.drop(columns=timing).sort_values(order).reset_index(drop=True))
