@@ -15,8 +15,9 @@ run checks them (:func:`fsbench.resume.audit`: fingerprint, seeds, every k):
   regenerated ranking (a saved one of this configuration is kept): recompute them with
   ``fsbench run CONFIG --out RESULTS_DIR --recompute-stale``;
 - rows without ``code`` (computed before fsbench recorded it) are ranked by the current code, with
-  a note; where the selector iterates, the refit's ``n_iter`` is compared with the rows' and every
-  difference is reported;
+  a note; where the selector iterates, the refit's ``n_iter`` is compared with the rows': a task
+  whose refit iterated another number of times was computed by other code, gets no ranking, and
+  is named;
 - a task whose task file already holds a ranking (a run of this version) keeps it, unfitted;
 - datasets whose files are not found are skipped, saying so (their tasks keep the rankings a
   ``rankings.csv.gz`` of this configuration holds, if any).
@@ -159,13 +160,14 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     iterative = [t for t, record in done.items() if record["n_iter"] or _recorded_n_iter(rows[t])]
     differing = [t for t in iterative if _recorded_n_iter(rows[t]) not in (None, done[t]["n_iter"])]
     if differing:
+        shown = ", ".join(f"{t} ({done[t]['n_iter']} against {_recorded_n_iter(rows[t])})" for t in sorted(differing))
         say(f"Note: {len(differing)} refits iterated another number of times than their rows record "
-            f"({per_selector(_count_labels(differing, rows))}; such as {differing[0]}: {done[differing[0]]['n_iter']} "
-            f"against {rows[differing[0]][0].get('n_iter')}): their rankings may not be the ones the rows evaluated")
+            f"({per_selector(_count_labels(differing, rows))}): other code computed those rows, so these tasks get "
+            f"no ranking (recompute them, 'fsbench discard' then a run, to have both): {shown}")
     elif iterative:
         say(f"{len(iterative)} refits of iterative selectors iterated as many times as their rows record")
     rankings = {**{t: r for t, r in saved.items() if t in rows and t not in checked.kept}, **from_files,
-                **{t: record["ranking"] for t, record in done.items()}}
+                **{t: record["ranking"] for t, record in done.items() if t not in differing}}
     for task_id in sorted(finished_tasks(out) & set(rankings)):
         _add_ranking_to_task_file(out, task_id, rankings[task_id])
     table = write_rankings(out, [TaskFile(rows[t], rankings.get(t)) for t in sorted(rows)], fingerprint)

@@ -266,6 +266,21 @@ def test_regeneration_reports_rows_of_other_code_and_allows_rows_without_code(fi
     pd.testing.assert_frame_equal(load_rankings(out), original[original.selector != "fisher"].reset_index(drop=True))
 
 
+def test_a_refit_that_iterates_otherwise_than_its_rows_gets_no_ranking(finished, digits, tmp_path):
+    out = _without_task_files(_copy(finished, tmp_path))
+    runs = load_runs(out)
+    # as if another code of the selector had iterated 7 times there
+    edited = runs.assign(n_iter=np.where((runs.selector == "chi2") & (runs.repeat == 1), 7, runs["n_iter"]))
+    (out / RUNS_FILE).write_bytes(gzip.compress(edited.to_csv(index=False).encode()))
+    lines = []
+    regenerate_rankings(out, data=digits, echo=lines.append)
+    assert any("1 refits iterated another number of times" in n and "chi2: 1" in n and "digits__r001f00__chi2__" in n
+               and "(0 against 7)" in n for n in lines), lines
+    original = load_rankings(finished)
+    gone = (original.selector == "chi2") & (original.repeat == 1)
+    pd.testing.assert_frame_equal(load_rankings(out), original[~gone].reset_index(drop=True))
+
+
 def test_regeneration_skips_datasets_it_cannot_find(digits, tmp_path, monkeypatch):
     both = {**digits, "other": digits["digits"]}
     exp = _experiment(datasets="[digits, other]", selectors="[fstat]")
