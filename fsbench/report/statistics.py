@@ -30,8 +30,9 @@ Choices, stated once:
 - **Stability** (:func:`stability_table`): per dataset, selector and k, the top-k sets of the
   outer splits' rankings: Nogueira's estimate with its 95% interval, and Kuncheva's index.
 - **Cost** (:func:`cost_table`): one value per task (dataset, repeat, fold, selector), not per
-  k row: median and total of ``fit_seconds`` (fitting the selector, its grid search included)
-  and ``task_seconds`` (the whole task).
+  k row: median and total of ``fit_seconds`` (the selector's final fit with the chosen
+  parameters; a tuned selector's grid search is not in it) and ``task_seconds`` (the whole
+  task: grid search, final fit and evaluation).
 """
 
 from __future__ import annotations

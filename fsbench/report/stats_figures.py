@@ -108,8 +108,8 @@ def pareto_figure(points: pd.DataFrame, out_stem: str | Path, selectors: Sequenc
         ax.grid(alpha=0.3, which="both")
     figure_legend(fig, *legend_entries(list(axes.flat)[: len(datasets)]))
     over = f" over {n_splits}" if n_splits else ""
-    caption = (f"Mean test accuracy{over} against the median time to fit the selector (its grid search "
-               "included); grey: the Pareto front.")
+    caption = (f"Mean test accuracy{over} against the median time of the selector's final fit (a tuned "
+               "selector's grid search is not included: see task_seconds in cost.csv); grey: the Pareto front.")
     _heading(fig, title, caption)
     fig.canvas.draw()  # the layout, so that labels are placed where they will be drawn
     for ax, texts in labels:
