@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import json
 import os
 import platform
 import pstats
@@ -61,6 +62,10 @@ PAPER = {"dso-fs": "DSO-FS", "dso-fs-isolet": "DSO-FS", "rfs": "RFS", "rfs-gamma
          "rfs-intercept": "RFS", "rfs-select-all": "RFS", "rfs-standardize-train": "RFS", "sl2p": "SL2P"}
 #: configs without untuned selectors take the evaluation cost of the same split from another config
 EVALUATION_FROM = {"rfs-gamma-tuned": "rfs"}
+#: the projection's speed factors of a config not instrumented: those of a config evaluating the same way
+SPEED_FROM = {"rfs-intercept": "rfs", "rfs-select-all": "rfs", "rfs-standardize-train": "rfs",
+              "sl2p-test-size-brain-tumor-2": "sl2p", "sl2p-test-size-glioma": "sl2p",
+              "sl2p-test-size-mll": "sl2p", "sl2p-test-size-srbct": "sl2p"}
 #: (config, dataset, repeat, fold, selector label): the instrumented tasks
 TASKS = [
     ("dso-fs", "semeion", 0, 0, "mrmr"),
@@ -323,6 +328,35 @@ def table(df: pd.DataFrame, by: list[str], total: float, phases: tuple[str, ...]
     return lines
 
 
+def dso_check(est: pd.DataFrame) -> list[str]:
+    """The tuned DSO-FS's grid fits estimated a second way: DSO-FS at each fixed p of the grid was
+    also fitted on the same splits (selectors dso-p0.1 ... dso-p1.0, their final fits recorded),
+    so the grid's fits are about (inner folds) x (the sum of those fits), each fold fit on
+    (F - 1) / F of the rows."""
+    from fsbench.config import load_experiment
+
+    exp = load_experiment(config_path("dso-fs"))
+    rows = est[est.config == "dso-fs"]
+    lines = ["## A check of the estimate: the tuned DSO-FS's grid fits", "",
+             "DSO-FS at each fixed p of its grid was fitted on the same splits (dso-p0.1 ... dso-p1.0; final "
+             "fits recorded), so the tuned `dso`'s grid fits are about (inner folds) x (the sum of those fits) "
+             "(each fold fit sees (F - 1) / F of the rows, so this leans high where a fit's time grows with n).",
+             "", "| dataset | inner folds | estimated (remainder) s | inner folds x fixed-p fits s |",
+             "|---|---:|---:|---:|"]
+    fixed = rows[rows.selector.str.startswith("dso-p")]
+    for dataset in sorted(rows.dataset.unique()):
+        tuned = rows[(rows.dataset == dataset) & (rows.selector == "dso")]
+        if tuned.empty:
+            continue
+        n_train = int(pd.read_csv(RESULTS / "dso-fs" / "runs.csv.gz", usecols=["dataset", "n_train"])
+                      .query("dataset == @dataset").n_train.iloc[0])
+        folds = exp.inner_cv.folds_for(n_train)
+        by_split = fixed[fixed.dataset == dataset].groupby(["repeat", "fold"]).fit.sum()
+        lines.append(f"| {dataset} | {folds} | {tuned['grid: selector fits'].sum():,.0f} | "
+                     f"{folds * by_split.sum():,.0f} |")
+    return lines
+
+
 def _mean_by(values: dict[tuple[str, str], list[float]]) -> dict[tuple[str, str], float]:
     return {k: float(np.mean(v)) for k, v in values.items() if v}
 
@@ -332,13 +366,22 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="instrument three small tasks only")
     parser.add_argument("--rows-only", action="store_true", help="no reruns: the committed rows alone")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "profile.md"))
+    parser.add_argument("--measurements", help="JSON file: with --reuse, read the instrumented tasks' "
+                        "measurements from it instead of rerunning them; else write them to it")
+    parser.add_argument("--reuse", action="store_true", help="read --measurements instead of rerunning")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     data_dir = os.environ.get("FSBENCH_DATA")
 
     tasks = committed_tasks()
     measured: list[dict[str, Any]] = []
-    if not args.rows_only:
+    load = os.getloadavg()[0]
+    if args.reuse:
+        saved = json.loads(Path(args.measurements).read_text(encoding="utf-8"))
+        measured, load = saved["tasks"], saved["load_average"]
+        for entry in measured:
+            entry["spec"] = tuple(entry["spec"])
+    elif not args.rows_only:
         for spec in QUICK if args.quick else TASKS:
             entry: dict[str, Any] = {"spec": spec}
             for route, plain in (("plain", True), ("fast", False)):
@@ -348,6 +391,10 @@ def main() -> None:
                 print(f"{spec} {route}: {total:.1f} s " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items()),
                       flush=True)
             measured.append(entry)
+        load = os.getloadavg()[0]
+        if args.measurements:
+            Path(args.measurements).write_text(json.dumps({"load_average": load, "tasks": measured}, indent=1),
+                                               encoding="utf-8")
 
     # measured on the plain route (as the committed rows were computed): the evaluation of an untuned
     # selector's ranking per (config, dataset); the inner-CV (C) share of an evaluation; one grid
@@ -382,14 +429,15 @@ def main() -> None:
     total = est.task.sum()
 
     # projection: each evaluation phase scaled by the fast/plain time measured on the same (config,
-    # dataset), else the config's mean, else unchanged
+    # dataset), else the mean over the config's (or SPEED_FROM's) datasets, else unchanged
     factors = _mean_by(speed)
     projected = est.copy()
     for phase in EVALUATION:
         def factor(config: str, dataset: str, phase: str = phase) -> float:
             if (config, dataset, phase) in factors:
                 return factors[(config, dataset, phase)]
-            same = [v for (c, _d, p), v in factors.items() if c == config and p == phase]
+            source = config if any(c == config for c, _d, _p in factors) else SPEED_FROM.get(config, config)
+            same = [v for (c, _d, p), v in factors.items() if c == source and p == phase]
             return float(np.mean(same)) if same else 1.0
         projected[phase] = [row[phase] * factor(row.config, row.dataset) for _, row in est.iterrows()]
     projected["task"] = projected[list(ESTIMATED)].sum(axis=1)
@@ -401,8 +449,8 @@ def main() -> None:
     lines = ["# Where the reproduction's compute goes (issue 17, part 1)", "",
              "Generated by `benchmarks/profile_protocol.py` (the method is in its docstring); "
              f"Python {platform.python_version()}, one BLAS thread, {os.cpu_count()} cores shared with other jobs "
-             f"(load average {os.getloadavg()[0]:.2f} at the end; the instrumented tasks' seconds are inflated by "
-             "that load, their shares much less).", "",
+             + f"(load average {load:.2f} when the measurements ended; "
+             + "the instrumented tasks' seconds are inflated by the machine's load, their shares much less).", "",
              "## Headline", "",
              f"- **{total:,.0f} s** of compute in the committed rows ({len(est):,} tasks, {est.config.nunique()} "
              "results folders; the sum of `task_seconds`, one value per task): "
@@ -433,7 +481,8 @@ def main() -> None:
                   f"{share(('LIBSVM fit', 'LIBSVM predict'), ('rfs',))}; the rest is scikit-learn's per-fit "
                   "validation and Python.",
                   f"- Projected with the fast evaluation of part 2 (each evaluation phase scaled by the fast/plain "
-                  f"ratio measured on the same config and dataset; selector fits unchanged): "
+                  f"time measured on the same config and dataset, else on the nearest measured; selector fits "
+                  f"unchanged): "
                   f"**{projected.task.sum():,.0f} s**; evaluation {evaluation_total:,.0f} -> "
                   f"{projected[list(EVALUATION)].sum().sum():,.0f} s."]
     lines += ["", "## By phase (all papers)", "", "| phase | seconds | share |", "|---|---:|---:|"]
@@ -445,6 +494,7 @@ def main() -> None:
               "## By results folder, dataset and selector (groups above 1% of the total)", ""]
     big = est.groupby(["config", "dataset", "selector"]).task.transform("sum") > 0.01 * total
     lines += [*table(est[big], ["config", "dataset", "selector"], total), ""]
+    lines += [*dso_check(est), ""]
 
     if measured:
         lines += ["## Instrumented tasks (measured)", "",
@@ -469,6 +519,10 @@ def main() -> None:
             if len(row):
                 lines.append("| | | | estimated | | | "
                              + " | ".join(f"{row[p].iloc[0]:.2f}" for p in ESTIMATED) + " | |")
+        lines += ["", "The estimate puts into `grid: selector fits` what the other phases do not explain, including "
+                  "the load the committed run met (the committed and the measured seconds of a task differ by "
+                  "that load): it is an upper bound of the grid's fits where a task ran under more load than "
+                  "here (SEMEION's tuned RFS above).", ""]
         lines += ["", "### Hot spots (cProfile, own time, plain route)", "",
                   "| config | dataset | selector | LIBSVM fit | LIBSVM predict | LIBLINEAR fit "
                   "| top functions (own s) |",
