@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import papers_data
 from sklearn.svm import SVC
 
-from conftest import papers_data
 from fsbench.config import load_experiment
 from fsbench.datasets import load
 from fsbench.protocol import outer_splits, standardize
