@@ -95,7 +95,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     from fsbench.console import INTERRUPTED, Progress, sigterm_as_interrupt, stop_workers
     from fsbench.report import format_table, plot_curves
     from fsbench.runner import run_experiment
-    from fsbench.store import atomic_write_text, load_failures
+    from fsbench.store import RANKINGS_FILE, atomic_write_text, load_failures
 
     experiment = load_experiment(config)
     out = out or Path("results") / experiment.name
@@ -126,6 +126,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
         figures = plot_curves(result.runs, result.out_dir / "curves", title=experiment.name)
         click.echo(table)
         names += ["runs.csv.gz", "table.md"]
+        names += [RANKINGS_FILE] if (result.out_dir / RANKINGS_FILE).is_file() else []
     written = [result.out_dir / name for name in names] + list(figures)
     click.echo(f"{result.n_tasks} tasks ({result.n_resumed} resumed) in {result.seconds:.1f} s; wrote "
                f"{', '.join(str(p) for p in written)} and the task files in {result.out_dir / 'tasks'}/")

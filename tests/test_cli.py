@@ -309,7 +309,8 @@ def test_off_a_terminal_progress_is_counted_lines_and_the_last_line_names_every_
     assert counts and counts[-1].startswith(f"clitest: {n_tasks}/{n_tasks} tasks")
     assert not any(line.strip() == "tasks" for line in lines)
     last = lines[-1]
-    for name in ("config.yaml", "runs.csv.gz", "runlog.jsonl", "table.md", "curves.png", "curves.pdf", "tasks"):
+    for name in ("config.yaml", "runs.csv.gz", "rankings.csv.gz", "runlog.jsonl", "table.md", "curves.png",
+                 "curves.pdf", "tasks"):
         assert str(out / name) in last, (name, last)
     # every file the last line names exists
     for path in last.split("wrote ", 1)[1].split(" and ")[0].split(", "):
