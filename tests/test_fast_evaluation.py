@@ -4,17 +4,20 @@ accuracy, bit for bit."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import random_problem, separable_problem
+from conftest import papers_data, random_problem, separable_problem
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.svm import SVC
 
 from fsbench import linear_libsvm
 from fsbench.classifiers import classifier_spec, make_classifier
-from fsbench.config import ClassifierConfig, parse_experiment
-from fsbench.protocol import cv_accuracy_grid, derive_seed, evaluate_ranking, inner_folds
+from fsbench.config import ClassifierConfig, load_experiment, parse_experiment
+from fsbench.datasets import load
+from fsbench.protocol import cv_accuracy_grid, derive_seed, evaluate_ranking, inner_folds, outer_splits, standardize
 from fsbench.runner import run_experiment
 
 CS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
@@ -236,3 +239,34 @@ n_features: [3, 12]
         order = ["dataset", "repeat", "fold", "selector", "k"]
         pd.testing.assert_frame_equal(fast.drop(columns=timing).sort_values(order).reset_index(drop=True),
                                       plain.drop(columns=timing).sort_values(order).reset_index(drop=True))
+
+
+@pytest.mark.parametrize("paper, dataset, repeats", [("dso-fs", "ar", 2), ("rfs", "glioma", 1)])
+def test_committed_rankings_give_the_plain_route_s_rows(paper, dataset, repeats, monkeypatch, one_blas_thread):
+    """On the papers' data: every committed ranking of the first repetitions, evaluated with the
+    fast route and with the plain one (C tuned for DSO-FS, fixed for RFS), gives the same rows."""
+    data_dir = papers_data()
+    root = Path(__file__).resolve().parents[1]
+    rankings = pd.read_csv(root / "results" / "papers" / paper / "rankings.csv.gz")
+    exp = load_experiment(root / "configs" / "papers" / f"{paper}.yaml")
+    data = load(dataset, data_dir)
+    X, y = np.asarray(data.X, dtype=float), np.asarray(data.y)
+    fast_route = linear_libsvm.solver_for
+    checked = 0
+    for split in [s for s in outer_splits(y, exp.protocol, exp.seed, dataset) if s.repeat < repeats]:
+        X_train, X_test = standardize(X, split.train, split.test, exp.standardize)
+        seed = derive_seed(exp.seed, "evaluate", dataset, split.repeat, split.fold)
+        n_inner = exp.inner_cv.folds_for(split.train.size)
+        mine = rankings[(rankings.dataset == dataset) & (rankings.repeat == split.repeat)
+                        & (rankings.fold == split.fold)]
+        for _, g in mine.groupby("selector"):
+            order = g.sort_values("position")["feature"].to_numpy()
+            args = (X_train, y[split.train], X_test, y[split.test], order, list(exp.n_features), exp.classifier,
+                    n_inner, seed)
+            monkeypatch.setattr(linear_libsvm, "solver_for", fast_route)
+            fast = evaluate_ranking(*args)
+            monkeypatch.setattr(linear_libsvm, "solver_for", lambda estimators: None)
+            plain = evaluate_ranking(*args)
+            assert pd.DataFrame(fast).equals(pd.DataFrame(plain))
+            checked += 1
+    assert checked >= 10
