@@ -408,7 +408,11 @@ def write_rankings(out_dir: Path, tasks: Iterable[TaskFile], fingerprint: str | 
     readers of the CSV), so that a resuming run uses only rankings of its own configuration
     (:func:`rankings_fingerprint`). No task with a ranking: no file (an existing one is removed).
     """
-    table = rankings_table(tasks)
+    return write_rankings_table(out_dir, rankings_table(tasks), fingerprint)
+
+
+def write_rankings_table(out_dir: Path, table: pd.DataFrame, fingerprint: str | None) -> pd.DataFrame:
+    """Write rankings.csv.gz from a table sorted as :func:`rankings_table` sorts it (none: no file)."""
     path = out_dir / RANKINGS_FILE
     if table.empty:
         path.unlink(missing_ok=True)

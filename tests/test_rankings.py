@@ -24,7 +24,7 @@ from fsbench.rankings import regenerate_rankings
 from fsbench.resume import discard_tasks
 from fsbench.runner import run_experiment
 from fsbench.selectors import get_selector
-from fsbench.store import RANKINGS_FILE, RUNS_FILE, TASKS_DIR, load_rankings, load_runs
+from fsbench.store import RANKINGS_FILE, RUNS_FILE, TASKS_DIR, load_rankings, load_runs, write_rankings_table
 
 COLUMNS = ["dataset", "repeat", "fold", "selector", "position", "feature"]
 K = 8  # the largest k of the experiment: what a ranking keeps
@@ -309,3 +309,47 @@ def test_regeneration_refuses_rows_that_are_not_its_configurations(finished, dig
     assert not (out / "cache" / "regenerated-rankings").exists() and (out / RANKINGS_FILE).exists()
     result = CliRunner().invoke(rankings_module.main, [str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "No runs.csv.gz in" in result.output
+
+
+# ----------------------------------------------------------------------------- rankings vs rows
+def test_rankings_that_do_not_reproduce_their_rows_are_dropped(finished, digits, tmp_path):
+    from sklearn.svm import SVC
+
+    from fsbench.rankings_check import check_rankings
+    from fsbench.store import rankings_fingerprint
+
+    out = _copy(finished, tmp_path)
+    before = (out / RANKINGS_FILE).read_bytes()
+    assert check_rankings(out, data=digits) == []  # a run's own rankings reproduce its rows
+    assert (out / RANKINGS_FILE).read_bytes() == before
+
+    # one task's ranking replaced by its reverse: its top 3 are other features
+    rankings = load_rankings(out)
+    key = ("digits", 0, 0, "fstat")
+    mask = (rankings.dataset == key[0]) & (rankings.repeat == key[1]) & (rankings.fold == key[2]) & (
+        rankings.selector == key[3])
+    tampered = rankings.copy()
+    tampered.loc[mask, "feature"] = tampered.loc[mask, "feature"].to_numpy()[::-1]
+    write_rankings_table(out, tampered, rankings_fingerprint(out))
+    # independently: the reversed top 3 on the task's split does not give the row's n_correct
+    X, y = digits["digits"].X, digits["digits"].y
+    runs = load_runs(out)
+    row = runs[(runs.dataset == key[0]) & (runs.repeat == 0) & (runs.fold == 0) & (runs.selector == "fstat")
+               & (runs.k == 3)].iloc[0]
+    train = _train_part(y, row.split_seed)
+    test = np.setdiff1d(np.arange(y.size), train)
+    mean, std = X[train].mean(0), X[train].std(0)
+    Z = (X - mean) / np.where(std == 0, 1.0, std)
+    top3 = tampered.loc[mask].sort_values("position")["feature"].to_numpy()[:3]
+    replayed = int((SVC(kernel="linear", C=1).fit(Z[train][:, top3], y[train]).predict(Z[test][:, top3])
+                    == y[test]).sum())
+    assert replayed != int(row.n_correct)
+
+    dropped = check_rankings(out, data=digits)
+    assert len(dropped) == 1 and dropped[0].startswith("digits repeat 0 fold 0 fstat")
+    after = load_rankings(out)
+    assert not ((after.dataset == "digits") & (after.repeat == 0) & (after.fold == 0)
+                & (after.selector == "fstat")).any()
+    pd.testing.assert_frame_equal(after.reset_index(drop=True),
+                                  rankings[~mask.to_numpy()].reset_index(drop=True))
+    assert rankings_fingerprint(out) == rankings_fingerprint(finished)
