@@ -437,3 +437,12 @@ def test_discard_refuses_a_folder_another_process_writes(tmp_path, digits):
             runner_module.discard_tasks(tmp_path, ["fisher"])
     assert (tmp_path / RUNS_FILE).read_bytes() == before
     assert runner_module.discard_tasks(tmp_path, ["fisher"]) == (2, 4)
+
+
+def test_protocol_code_covers_the_exact_libsvm_route():
+    # the evaluation of linear_svm runs in fsbench.linear_libsvm: an edit there must mark rows as
+    # computed by another protocol, as an edit of fsbench.protocol does
+    from fsbench.selectors import module_digest, protocol_code
+
+    assert module_digest("fsbench.linear_libsvm", "fsbench.linear_libsvm")[:8] in protocol_code()
+    assert protocol_code().startswith(module_digest("fsbench.protocol", "fsbench.protocol"))
