@@ -86,9 +86,12 @@ def n_workers(client: Any) -> int:
 
 def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], arrays: dict[str, tuple[Any, Any]],
               dataset_of: Callable[[Any], str], key_of: Callable[[Any], str], *args: Any) -> Iterator[Any]:
-    """Submit ``compute(task, X, y, *args)`` for every task, each dataset's (X, y) scattered once,
-    and yield the results as they finish (any order). On an interruption (Ctrl-C, SIGTERM as
-    KeyboardInterrupt) the pending futures are cancelled before the exception propagates."""
+    """Submit ``compute(task, (X, y), *args)`` for every task, each dataset's (X, y) scattered
+    once, and yield the results as they finish (any order). On an interruption (Ctrl-C, SIGTERM
+    as KeyboardInterrupt) the pending futures are cancelled before the exception propagates. A
+    task the cluster cannot finish (its workers keep dying: Dask's KilledWorker after
+    ``allowed_failures``; the scheduler lost) is a FsbenchError naming it; the outcomes already
+    yielded are the caller's to keep."""
     distributed = _import_distributed()
     tasks = list(tasks)
     needed = sorted({dataset_of(t) for t in tasks})
@@ -98,7 +101,16 @@ def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], ar
                for task in tasks]
     try:
         for future in distributed.as_completed(futures):
-            yield future.result()
+            try:
+                result = future.result()
+            except Exception as exc:  # compute() itself returns a task's failure: this is the cluster's
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                raise FsbenchError(f"The Dask cluster could not run task {future.key} ({type(exc).__name__}"
+                                   f"{': ' + reason if reason else ''}); every finished task is kept: check the "
+                                   "workers (memory, a crashing library) and run the same command again to "
+                                   "resume.") from None
+            yield result
     except BaseException:
-        client.cancel(futures, force=True)
+        with contextlib.suppress(Exception):  # a lost scheduler cannot cancel: the error above says why
+            client.cancel(futures, force=True)
         raise

@@ -142,3 +142,33 @@ def test_without_dask_the_option_says_how_to_install_it(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["run", "configs/quickstart.yaml", "--out", str(out), "--scheduler", "local"])
     assert result.exit_code == 2
     assert "pip install 'fsbench[dask]'" in result.output and not out.exists()
+
+
+def test_a_task_that_kills_every_worker_is_one_sentence_not_a_traceback(tmp_path, monkeypatch):
+    import dask
+
+    # a selector whose fit kills the process running it, except in this test's own process
+    # (config validation probes it here): Dask gives up on the task after allowed_failures
+    (tmp_path / "crashing.py").write_text(
+        "import os\nimport numpy as np\nfrom sklearn.base import BaseEstimator\n\n"
+        f"PARENT = {os.getpid()}\n\n"
+        "class Crash(BaseEstimator):\n"
+        "    def fit(self, X, y):\n"
+        "        if os.getpid() != PARENT:\n"
+        "            os._exit(1)\n"
+        "        self.scores_ = np.arange(X.shape[1], dtype=float)\n"
+        "        return self\n")
+    (tmp_path / "c.yaml").write_text(
+        "name: crash\nseed: 0\ndatasets: [digits]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 1}\n"
+        "selectors:\n  - fisher\n  - {name: crash, class: 'crashing:Crash'}\n"
+        "classifier: {name: linear_svm, C: 1}\nn_features: [4]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        result = CliRunner().invoke(main, ["run", str(tmp_path / "c.yaml"), "--out", str(out),
+                                           "--scheduler", "local:1", "-q"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    message = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(message) == 1 and "could not run task" in message[0] and "crash" in message[0]
+    assert "run the same command again to resume" in message[0]
