@@ -333,3 +333,22 @@ def test_bad_input_exit_2_one_line_nothing_written(setup, says, tmp_path):
     for fragment in says:
         assert fragment in message, message
     assert _snapshot(tmp_path) == before, "a refused command wrote files"
+
+
+@pytest.mark.parametrize("written_by, ok", [("aaaa", True), ("bbbb", False)])
+def test_rankings_of_another_configuration_are_refused(tmp_path, written_by, ok):
+    from fsbench.store import write_rankings_table
+
+    folder = write_results(tmp_path / "r")
+    runs = pd.read_csv(folder / "runs.csv.gz").assign(fingerprint="aaaa")
+    runs.to_csv(folder / "runs.csv.gz", index=False)
+    write_rankings_table(folder, pd.read_csv(folder / "rankings.csv.gz"), written_by)
+    out = tmp_path / "out"
+    result = invoke(str(folder), "--out", str(out))
+    if ok:
+        assert result.exit_code == 0, result.output
+        assert (out / "stability.csv").is_file()
+    else:
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert "was written by configuration bbbb, the rows beside it by aaaa" in result.output
+        assert not out.exists()

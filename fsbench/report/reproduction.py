@@ -218,7 +218,7 @@ def _paper_section(layout: Layout, paper: str, result: Results, write_figures: b
         lines += ["### Figures", "", *figures]
     lines += claims_section(paper, runs)
     lines += ranks_section(paper, runs, result.results_dir, layout.results, write_figures)
-    lines += stability_section(paper, runs, read_rankings(result.results_dir), _n_features())
+    lines += stability_section(paper, runs, read_rankings(result.results_dir, result.runs), _n_features())
     return lines
 
 

@@ -63,12 +63,23 @@ def _config(folder: Path) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def read_rankings(folder: Path) -> pd.DataFrame | None:
+def read_rankings(folder: Path, runs: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """A folder's rankings (columns dataset, repeat, fold, selector, position, feature), None
-    when it has none; FsbenchError when the file is damaged."""
-    from fsbench.store import RANKINGS_FILE, load_rankings
+    when it has none; FsbenchError when the file is damaged or, given the folder's ``runs``, was
+    written by another configuration than theirs (the fingerprint in its gzip header)."""
+    from fsbench.store import RANKINGS_FILE, load_rankings, rankings_fingerprint
 
-    return load_rankings(folder) if (folder / RANKINGS_FILE).is_file() else None
+    if not (folder / RANKINGS_FILE).is_file():
+        return None
+    rankings = load_rankings(folder)
+    recorded = rankings_fingerprint(folder)
+    if runs is not None and recorded is not None and "fingerprint" in runs:
+        ours = set(runs["fingerprint"].astype(str))
+        if ours != {recorded}:
+            raise FsbenchError(f"{str(folder / RANKINGS_FILE)!r} was written by configuration {recorded}, the rows "
+                               f"beside it by {', '.join(sorted(ours))}; move it away, or regenerate it with "
+                               f"'python -m fsbench.rankings {folder}'.")
+    return rankings
 
 
 def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
@@ -103,7 +114,7 @@ def load_inputs(folders: list[Path], classifier: str | None) -> Inputs:
             runs = one_classifier(runs, classifier, "the statistics compare the selectors under one")
         except FsbenchError as exc:
             raise FsbenchError(f"In {folder}: {str(exc)[0].lower()}{str(exc)[1:]}") from None
-        loaded.append((folder, runs.drop(columns="classifier", errors="ignore"), read_rankings(folder)))
+        loaded.append((folder, runs.drop(columns="classifier", errors="ignore"), read_rankings(folder, runs)))
     seen: dict[str, int] = {}
     for _, runs, _ in loaded:
         for dataset in {str(d) for d in runs["dataset"].unique()}:
