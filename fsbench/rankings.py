@@ -68,7 +68,7 @@ from fsbench.store import (
 )
 from fsbench.tasks import Task, fit_task_selector, task_data
 
-__all__ = ["regenerate_rankings"]
+__all__ = ["check_folder", "load_data", "regenerate_rankings"]
 
 
 def regenerate_rankings(results_dir: str | Path, data_dir: str | Path | None = None, n_jobs: int = 1, *,
@@ -88,15 +88,20 @@ def regenerate_rankings(results_dir: str | Path, data_dir: str | Path | None = N
 
     out = Path(results_dir)
     say = echo or (lambda text: None)
-    if n_jobs == 0 or n_jobs < -1:
-        raise FsbenchError(f"n_jobs = {n_jobs}: give a positive number of workers or -1 for all cores.")
-    if not (out / RUNS_FILE).is_file():
-        raise FsbenchError(f"No {RUNS_FILE} in {str(out)!r}; rankings are regenerated for the rows of a run: "
-                           "check the path.")
+    check_folder(out, n_jobs, "rankings are regenerated for the rows of a run")
     experiment = experiment_from_results(out)
     with locked(out):
         remove_temporary_files(out)
         return _regenerate(experiment, out, data_dir, n_jobs, dict(data or {}), say)
+
+
+def check_folder(out: Path, n_jobs: int, why: str) -> None:
+    """Stop with one sentence unless ``out`` holds a run's rows and ``n_jobs`` is a number of workers
+    (before the folder's lock, which would create a missing folder)."""
+    if n_jobs == 0 or n_jobs < -1:
+        raise FsbenchError(f"n_jobs = {n_jobs}: give a positive number of workers or -1 for all cores.")
+    if not (out / RUNS_FILE).is_file():
+        raise FsbenchError(f"No {RUNS_FILE} in {str(out)!r}; {why}: check the path.")
 
 
 def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, n_jobs: int,
@@ -113,7 +118,7 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     if stale_note:
         say(f"Note: {stale_note}")
     datasets = [d for d in experiment.datasets if d in {str(r[0]["dataset"]) for r in rows.values()}]
-    data = _load_data(experiment, datasets, data, data_dir, say)
+    data = load_data(datasets, data, data_dir, say, "its tasks are not ranked")
     tasks = plan(experiment, data)
     found = _Found(rows, set(rows), [])
     checked = audit(experiment, tasks, found, out)  # the resume's checks: fingerprint, seeds, every k
@@ -177,8 +182,10 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     return out / RANKINGS_FILE
 
 
-def _load_data(experiment: Experiment, datasets: list[str], data: dict[str, Any], data_dir: str | Path | None,
-               say: Callable[[str], None]) -> dict[str, Any]:
+def load_data(datasets: list[str] | tuple[str, ...], data: dict[str, Any], data_dir: str | Path | None,
+              say: Callable[[str], None], consequence: str) -> dict[str, Any]:
+    """These datasets: those of ``data``, the others loaded from ``data_dir`` / $FSBENCH_DATA; one not
+    found is left out, saying so and its ``consequence``."""
     from fsbench.datasets import load, locate
 
     for name in datasets:
@@ -186,7 +193,7 @@ def _load_data(experiment: Experiment, datasets: list[str], data: dict[str, Any]
             continue
         if locate(name, data_dir) is None:
             say(f"Note: skipped dataset {name}: its files are not found (give --data-dir, set FSBENCH_DATA or "
-                f"'fsbench datasets fetch {name}'); its tasks are not ranked")
+                f"'fsbench datasets fetch {name}'); {consequence}")
             continue
         data[name] = load(name, data_dir)
     return {name: data[name] for name in datasets if name in data}

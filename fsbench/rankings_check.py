@@ -29,7 +29,18 @@ from threadpoolctl import threadpool_limits
 from fsbench.classifiers import as_spec, make_classifier
 from fsbench.errors import FsbenchError
 from fsbench.experiment import Experiment
-from fsbench.store import TASK_KEY, load_rankings, load_runs, locked, rankings_fingerprint, write_rankings_table
+from fsbench.protocol import _accuracy
+from fsbench.rankings import check_folder, load_data
+from fsbench.store import (
+    RANKINGS_FILE,
+    RUNS_FILE,
+    TASK_KEY,
+    load_rankings,
+    load_runs,
+    locked,
+    rankings_fingerprint,
+    write_rankings_table,
+)
 from fsbench.tasks import Task, task_data
 
 __all__ = ["check_rankings"]
@@ -49,16 +60,16 @@ def _point(spec: Any, row: pd.Series) -> dict[str, Any]:
 
 def _replay(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, ranking: np.ndarray,
             rows: pd.DataFrame) -> list[tuple[int, int, int]]:
-    """(k, replayed n_correct, recorded n_correct) of every row of the task that differs."""
+    """(k, replayed n_correct, recorded n_correct) of every row of the task that differs: the
+    protocol's final refit and count (fsbench.protocol._accuracy) with the grid point the row records."""
     data = task_data(experiment, task, X, y)
     spec = as_spec(experiment.classifier)
     differ = []
-    with threadpool_limits(1):
+    with threadpool_limits(1):  # as the runner: the same floating-point reductions
         for _, row in rows.iterrows():
             cols = ranking[: int(row["k"])]
-            clf = make_classifier(spec, _point(spec, row), data.eval_seed)
-            clf.fit(data.X_train[:, cols], data.y_train)
-            n_correct = int(np.sum(clf.predict(data.X_test[:, cols]) == data.y_test))
+            n_correct, _ = _accuracy(make_classifier(spec, _point(spec, row), data.eval_seed),
+                                     data.X_train[:, cols], data.y_train, data.X_test[:, cols], data.y_test)
             if n_correct != int(row["n_correct"]):
                 differ.append((int(row["k"]), n_correct, int(row["n_correct"])))
     return differ
@@ -70,39 +81,39 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
     rows from ``rankings.csv.gz`` (rewritten atomically, under the folder's lock). Returns the
     dropped tasks' descriptions. Datasets not found are skipped (their rankings kept), saying so;
     ``data`` may hold already loaded datasets (name -> object with ``X`` and ``y``)."""
-    from fsbench.datasets import load, locate
     from fsbench.runner import plan
     from fsbench.traces import experiment_from_results
 
     out = Path(results_dir)
     say = echo or (lambda text: None)
+    check_folder(out, n_jobs, "rankings are checked against the rows of a run")
     experiment = experiment_from_results(out)
     if experiment.classifiers:
         raise FsbenchError(f"{str(out)!r} holds several classifiers' rows; check_rankings replays one classifier.")
     with locked(out):
         runs, rankings = load_runs(out), load_rankings(out)
-        data = dict(data or {})
-        data.update({name: load(name, data_dir) for name in experiment.datasets
-                     if name not in data and locate(name, data_dir) is not None})
-        for name in sorted(set(experiment.datasets) - set(data)):
-            say(f"Note: dataset {name!r} not found; its rankings are kept unchecked")
+        data = load_data(experiment.datasets, dict(data or {}), data_dir, say, "its rankings are kept unchecked")
         tasks = {(t.dataset, t.split.repeat, t.split.fold, t.selector.label): t for t in plan(experiment, data)}
         ranked = rankings.groupby(TASK_KEY, sort=True)
-        jobs = []
+        jobs, orphans = [], []
         for key, part in ranked:
             task = tasks.get(tuple(key))
             if task is None:
                 continue
             rows = runs[(runs["dataset"] == key[0]) & (runs["repeat"] == key[1]) & (runs["fold"] == key[2])
                         & (runs["selector"] == key[3])]
+            if rows.empty:  # a ranking beside no rows reproduces nothing
+                orphans.append(tuple(key))
+                continue
             order = part.sort_values("position")["feature"].to_numpy()
             jobs.append((key, task, order, rows))
         say(f"{out}: replaying the final evaluation of {len(jobs)} ranked tasks")
         results = Parallel(n_jobs=n_jobs)(
-            delayed(_replay)(experiment, task, np.asarray(data[task.dataset].X, dtype=float),
+            delayed(_replay)(experiment, task, np.asarray(data[task.dataset].X),
                              np.asarray(data[task.dataset].y), order, rows)
             for _, task, order, rows in jobs)
-        dropped, bad_keys = [], []
+        bad_keys = list(orphans)
+        dropped = [f"{k[0]} repeat {k[1]} fold {k[2]} {k[3]} ({RUNS_FILE} holds no row of it)" for k in orphans]
         for (key, _, _, _), differ in zip(jobs, results, strict=True):
             if differ:
                 bad_keys.append(tuple(key))
@@ -114,7 +125,8 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
             write_rankings_table(out, kept.reset_index(drop=True), rankings_fingerprint(out))
         for text in dropped:
             say(f"dropped the ranking of {text}")
-        say(f"{out}: {len(jobs) - len(dropped)} of {len(jobs)} rankings reproduce their rows")
+        say(f"{out}: {len(jobs) + len(orphans) - len(dropped)} of {len(jobs) + len(orphans)} rankings reproduce "
+            "their rows")
         return dropped
 
 
@@ -125,11 +137,19 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
 @click.option("-j", "--n-jobs", type=int, default=1, show_default=True)
 def main(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
     """Check that RESULTS_DIR's rankings.csv.gz reproduces its rows; drop the rankings that do not."""
+    from fsbench.console import sigterm_as_interrupt, stop_workers
+
     try:
-        check_rankings(results_dir, data_dir, n_jobs, echo=lambda text: click.echo(text, err=True))
+        with sigterm_as_interrupt():
+            check_rankings(results_dir, data_dir, n_jobs, echo=lambda text: click.echo(text, err=True))
     except FsbenchError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(2)
+    except KeyboardInterrupt:
+        stop_workers()
+        click.echo(f"Interrupted: {RANKINGS_FILE} is unchanged (it is written once, at the end); run the same "
+                   "command again.", err=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

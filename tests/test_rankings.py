@@ -353,3 +353,160 @@ def test_rankings_that_do_not_reproduce_their_rows_are_dropped(finished, digits,
     pd.testing.assert_frame_equal(after.reset_index(drop=True),
                                   rankings[~mask.to_numpy()].reset_index(drop=True))
     assert rankings_fingerprint(out) == rankings_fingerprint(finished)
+
+
+# ----------------------------------------------------------------------------- faults
+def _kill_after(monkeypatch, n, fitted):
+    """rankings._refit raising KeyboardInterrupt once ``n`` fits were made (as a killed regeneration)."""
+    real = rankings_module._refit
+
+    def refit(*args):
+        if len(fitted) == n:
+            raise KeyboardInterrupt
+        fitted.append(args[1].id)
+        return real(*args)
+
+    monkeypatch.setattr(rankings_module, "_refit", refit)
+    return real
+
+
+@pytest.mark.parametrize("damage", ["truncated", "another fingerprint", "cut ranking"])
+def test_a_damaged_saved_refit_is_fitted_again(finished, digits, tmp_path, monkeypatch, damage):
+    out = _without_task_files(_copy(finished, tmp_path))
+    (out / RANKINGS_FILE).unlink()
+    fitted = []
+    real = _kill_after(monkeypatch, 3, fitted)
+    with pytest.raises(KeyboardInterrupt):
+        regenerate_rankings(out, data=digits)
+    folder = out / "cache" / "regenerated-rankings"
+    saved = sorted(folder.glob("*.json"))
+    assert len(saved) == 3
+    victim = saved[1]
+    if damage == "truncated":
+        victim.write_bytes(victim.read_bytes()[:20])
+    else:
+        record = json.loads(victim.read_text())
+        if damage == "another fingerprint":
+            record["fingerprint"] = "0" * 16
+        else:
+            record["ranking"] = record["ranking"][:2]
+        victim.write_text(json.dumps(record))
+    (folder / ".leftover.json.tmp").write_text("{")  # a killed writer's temporary file
+    refitted = []
+    monkeypatch.setattr(rankings_module, "_refit", lambda *args: (refitted.append(args[1].id), real(*args))[1])
+    regenerate_rankings(out, data=digits)
+    assert len(refitted) == 6 and set(refitted) == {victim.stem} | (_all_ids(out) - set(fitted))
+    assert (out / RANKINGS_FILE).read_bytes() == (finished / RANKINGS_FILE).read_bytes()
+    assert not folder.exists()
+
+
+def _all_ids(out):
+    from fsbench.resume import _task_ids
+
+    return set(_task_ids(load_runs(out)))
+
+
+def test_a_regeneration_refuses_a_folder_another_process_holds(finished, digits, tmp_path):
+    from test_integrity import _lock_held_by_another_process
+
+    from fsbench.rankings_check import check_rankings
+
+    out = _without_task_files(_copy(finished, tmp_path))
+    before = (out / RANKINGS_FILE).read_bytes()
+    with _lock_held_by_another_process(out):
+        with pytest.raises(FsbenchError, match="Another fsbench process is writing to"):
+            regenerate_rankings(out, data=digits)
+        with pytest.raises(FsbenchError, match="Another fsbench process is writing to"):
+            check_rankings(out, data=digits)
+    assert (out / RANKINGS_FILE).read_bytes() == before and not (out / "cache").exists()
+
+
+def test_a_regeneration_refuses_rows_of_another_fingerprint(finished, digits, tmp_path):
+    out = _without_task_files(_copy(finished, tmp_path))
+    runs = load_runs(out)
+    (out / RUNS_FILE).write_bytes(gzip.compress(runs.assign(fingerprint="0" * 16).to_csv(index=False).encode()))
+    before = (out / RANKINGS_FILE).read_bytes()
+    with pytest.raises(FsbenchError, match="holds rows of fingerprint 0{16}, its config.yaml"):
+        regenerate_rankings(out, data=digits)
+    assert (out / RANKINGS_FILE).read_bytes() == before
+
+
+def _one_sentence(result, text):
+    assert result.exit_code == 2, result.output
+    assert text in result.output and "Traceback" not in result.output
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
+
+
+@pytest.mark.parametrize("module", ["rankings", "rankings_check"])
+def test_the_commands_refuse_bad_input_in_one_sentence(finished, tmp_path, module):
+    import importlib
+
+    main = importlib.import_module(f"fsbench.{module}").main
+    missing = tmp_path / "missing"
+    _one_sentence(CliRunner().invoke(main, [str(missing)]), "No runs.csv.gz in")
+    assert not missing.exists()  # the lock never created it
+    (tmp_path / "empty").mkdir()
+    _one_sentence(CliRunner().invoke(main, [str(tmp_path / "empty")]), "No runs.csv.gz in")
+    no_config = tmp_path / "no-config"
+    no_config.mkdir()
+    shutil.copy(finished / RUNS_FILE, no_config / RUNS_FILE)
+    _one_sentence(CliRunner().invoke(main, [str(no_config)]), "config.yaml")
+    out = _copy(finished, tmp_path)
+    for jobs in ("0", "-2"):
+        _one_sentence(CliRunner().invoke(main, [str(out), "-j", jobs]), f"n_jobs = {jobs}")
+
+
+def test_the_check_refuses_a_damaged_or_missing_rankings_file(finished, tmp_path):
+    from fsbench.rankings_check import main
+
+    out = _copy(finished, tmp_path)
+    path = out / RANKINGS_FILE
+    path.write_bytes(path.read_bytes()[:100])
+    damaged = path.read_bytes()
+    _one_sentence(CliRunner().invoke(main, [str(out)]), "rankings.csv.gz' is damaged")
+    assert path.read_bytes() == damaged
+    path.unlink()
+    _one_sentence(CliRunner().invoke(main, [str(out)]), "No rankings.csv.gz in")
+
+
+def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digits, tmp_path, monkeypatch):
+    import fsbench.rankings_check as check_module
+    from fsbench.store import rankings_fingerprint
+
+    out = _copy(finished, tmp_path)
+    rankings = load_rankings(out)
+    # every ranking reversed: a finished check would drop them all
+    tampered = rankings.assign(
+        feature=rankings.groupby(["repeat", "selector"])["feature"].transform(lambda f: f[::-1].to_numpy()))
+    write_rankings_table(out, tampered, rankings_fingerprint(out))
+    before = (out / RANKINGS_FILE).read_bytes()
+    real, calls = check_module._replay, []
+
+    def interrupted(*args):
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(check_module, "_replay", interrupted)
+    monkeypatch.setattr(check_module, "load_data", lambda names, data, *a: digits)
+    result = CliRunner().invoke(check_module.main, [str(out)])
+    assert result.exit_code == 130 and "Traceback" not in result.output
+    assert (out / RANKINGS_FILE).read_bytes() == before
+    assert not list(out.glob(".*.tmp"))
+    monkeypatch.setattr(check_module, "_replay", real)
+    assert len(check_module.check_rankings(out, data=digits)) == 8  # not interrupted: every one dropped
+    assert not (out / RANKINGS_FILE).exists()
+
+
+def test_a_ranking_without_rows_is_dropped_by_the_check(finished, digits, tmp_path):
+    from fsbench.rankings_check import check_rankings
+
+    out = _copy(finished, tmp_path)
+    runs = load_runs(out)
+    gone = (runs.selector == "random") & (runs.repeat == 1)
+    (out / RUNS_FILE).write_bytes(gzip.compress(runs[~gone].to_csv(index=False).encode(), mtime=0))
+    dropped = check_rankings(out, data=digits)
+    assert dropped == ["digits repeat 1 fold 0 random (runs.csv.gz holds no row of it)"]
+    kept = load_rankings(out)
+    assert len(kept) == 7 * K and kept[(kept.selector == "random") & (kept.repeat == 1)].empty
