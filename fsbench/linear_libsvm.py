@@ -75,9 +75,6 @@ class Solver:
     cache_size: float
     max_iter: int
 
-    def key(self) -> bytes:
-        return repr((self.tol, self.shrinking, self.cache_size, self.max_iter)).encode()
-
 
 _SVC_DEFAULTS = SVC(kernel="linear").get_params()
 #: parameters that may differ from SVC's defaults without changing the problem LIBSVM solves
@@ -185,13 +182,17 @@ def _kernel(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray | None:
 
 # ----------------------------------------------------------------------------- cache
 def digest(*parts: Any) -> bytes:
-    """A key from arrays (dtype, shape and bytes) and plain values."""
+    """A key from arrays (dtype, shape and values) and plain values (their repr): from content only.
+
+    An object array's bytes are pointers, which a garbage-collected object's successor may reuse
+    with another value; its values are hashed through their repr instead.
+    """
     h = hashlib.blake2b(digest_size=20)
     for part in parts:
         if isinstance(part, np.ndarray):
             a = np.ascontiguousarray(part)
             h.update(repr((a.dtype.str, a.shape)).encode())
-            h.update(a.tobytes())
+            h.update(repr(a.tolist()).encode() if a.dtype.hasobject else a.tobytes())
         else:
             h.update(repr(part).encode())
         h.update(b"|")
@@ -233,7 +234,21 @@ class _Columns:
         return self._K if MODE["kernel"] == "precomputed" else None
 
 
-def fold_counts(X: np.ndarray, y: np.ndarray, fit: np.ndarray, val: np.ndarray, columns: _Columns,
+def _data_key(X: np.ndarray, y: np.ndarray, Cs: Sequence[float], solver: Solver) -> bytes:
+    """What an inner fold's counts depend on besides the fold and the columns."""
+    return digest(X, y, solver, [float(C) for C in Cs])
+
+
+def _pooled(y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]], columns: _Columns, cols: np.ndarray,
+            Cs: Sequence[float], solver: Solver, data_key: bytes) -> np.ndarray:
+    """Correct validation predictions summed over ``folds``, for every C (each fold's cached)."""
+    correct = np.zeros(len(Cs), dtype=np.int64)
+    for fit, val in folds:
+        correct += fold_counts(y, fit, val, columns, Cs, solver, digest(data_key, fit, val, cols))
+    return correct
+
+
+def fold_counts(y: np.ndarray, fit: np.ndarray, val: np.ndarray, columns: _Columns,
                 Cs: Sequence[float], solver: Solver, key: bytes) -> np.ndarray:
     """Correct validation predictions of one inner fold for every C (cached under ``key``)."""
     found = _recall(key)
@@ -274,7 +289,7 @@ def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray,
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
-    data_key = digest(X, y, solver.key(), [float(C) for C in Cs])
+    data_key = _data_key(X, y, Cs, solver)
     out = np.zeros((len(ks), len(Cs)), dtype=np.int64)
     groups: dict[bytes, list[int]] = {}
     for f, ranking in enumerate(rankings):
@@ -283,10 +298,7 @@ def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray,
         ranking = np.asarray(rankings[members[0]])
         for i, k in enumerate(ks):
             cols = ranking[:k]
-            columns = _Columns(X, cols)
-            for f in members:
-                fit, val = folds[f]
-                out[i] += fold_counts(X, y, fit, val, columns, Cs, solver, digest(data_key, fit, val, cols))
+            out[i] += _pooled(y, [folds[f] for f in members], _Columns(X, cols), cols, Cs, solver, data_key)
     return out
 
 
@@ -305,19 +317,15 @@ def evaluate(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_tes
     X_test = np.asarray(X_test, dtype=np.float64)
     y_train, y_test = np.asarray(y_train), np.asarray(y_test)
     total = sum(val.size for _, val in folds)
-    inner_key = digest(X_train, y_train, solver.key(), [float(C) for C in Cs])
-    test_key = digest(X_train, y_train, X_test, y_test, solver.key())
+    inner_key = _data_key(X_train, y_train, Cs, solver)
+    test_key = digest(X_train, y_train, X_test, y_test, solver)
     grid = np.zeros((len(ks), len(Cs)))
     chosen, counts = [], []
     for i, k in enumerate(ks):
         cols = np.asarray(ranking)[:k]
         columns = _Columns(X_train, cols)
         if folds:
-            correct = np.zeros(len(Cs), dtype=np.int64)
-            for fit, val in folds:
-                correct += fold_counts(X_train, y_train, fit, val, columns, Cs, solver,
-                                       digest(inner_key, fit, val, cols))
-            grid[i] = correct / total
+            grid[i] = _pooled(y_train, folds, columns, cols, Cs, solver, inner_key) / total
             j = choose(grid[i])
         else:
             j = 0

@@ -101,8 +101,22 @@ def _ranking(X, y):
     return np.argsort(-means.var(axis=0), kind="stable")
 
 
+@pytest.fixture
+def kernels(monkeypatch):
+    """The kernel argument of every LIBSVM computation of counts (not of cached ones)."""
+    seen = []
+    original = linear_libsvm._counts
+
+    def counting(*args, **kwargs):
+        seen.append(args[6])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(linear_libsvm, "_counts", counting)
+    return seen
+
+
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
-def test_the_evaluation_equals_plain_scikit_learn(name):
+def test_the_evaluation_equals_plain_scikit_learn(name, kernels):
     X, y = PROBLEMS[name]()
     X_train, y_train, X_test, y_test = _split(X, y)
     ranking = _ranking(X_train, y_train)
@@ -120,6 +134,72 @@ def test_the_evaluation_equals_plain_scikit_learn(name):
         assert row["inner_accuracy"] == want["inner_accuracy"]
         assert row["n_correct"] == want["n_correct"]
         assert row["accuracy"] == want["n_correct"] / y_test.size
+    assert kernels and set(kernels) == {"precomputed"}  # the fast route computed them
+
+
+def _tuned_rows(X_train, y_train, X_test, y_test, ranking, ks=(2, 5)):
+    return evaluate_ranking(X_train, y_train, X_test, y_test, ranking, list(ks),
+                            ClassifierConfig(name="linear_svm", C=CS), 3, 11)
+
+
+def _plain_rows(X_train, y_train, X_test, y_test, ranking, ks=(2, 5)):
+    folds = inner_folds(y_train, 3, derive_seed(11, "inner-C"))
+    return _plain(X_train, y_train, X_test, y_test, [ranking] * 3, list(ks), folds)[1]
+
+
+def _same(rows, expected):
+    return [(r["k"], r["C"], r["inner_accuracy"], r["n_correct"]) for r in rows] == [
+        (e["k"], e["C"], e["inner_accuracy"], e["n_correct"]) for e in expected]
+
+
+def test_the_cache_key_is_the_data_s_content():
+    """Data of the same shape, evaluated one after the other in one process (the first freed, so
+    its memory may hold the second): each gives its own rows, whether X, y or the test part differs."""
+    X, y = _with_duplicates()
+    X_train, y_train, X_test, y_test = _split(X, y)
+    ranking = _ranking(X_train, y_train)
+    variants = {"X": (X_train[::-1].copy(), y_train, X_test, y_test),
+                "y": (X_train, np.roll(y_train, 7), X_test, y_test),
+                "X_test": (X_train, y_train, X_test * 0.5 + 1.0, y_test),  # another standardization
+                "y_test": (X_train, y_train, X_test, np.roll(y_test, 3))}
+    first = _tuned_rows(X_train, y_train, X_test, y_test, ranking)
+    assert _same(first, _plain_rows(X_train, y_train, X_test, y_test, ranking))
+    for name, args in variants.items():
+        rows = _tuned_rows(*args, ranking)
+        expected = _plain_rows(*args, ranking)
+        assert not _same(first, expected), name  # the variant's rows differ: a stale count would show
+        assert _same(rows, expected), name
+
+
+def test_object_arrays_are_keyed_by_their_values():
+    """An object array's bytes are pointers: equal values in other objects give the same key,
+    other values another one."""
+    a = np.array([float("1000.5"), float("2000.5")], dtype=object)
+    b = np.array([float("1000.5"), float("2000.5")], dtype=object)
+    assert a[0] is not b[0]
+    assert linear_libsvm.digest(a) == linear_libsvm.digest(b)
+    b[1] = float("3000.5")
+    assert linear_libsvm.digest(a) != linear_libsvm.digest(b)
+
+
+@pytest.mark.parametrize("failing", ["every kernel", "the test block"])
+def test_the_fallback_gives_the_rows_of_the_plain_route(failing, monkeypatch, kernels):
+    """When the check against LIBSVM's kernel fails (here: a wrong kernel, which must not be used),
+    the process switches to kernel="linear" and the rows are those of SVC(kernel="linear")."""
+    X, y = _wine()
+    X_train, y_train, X_test, y_test = _split(X, y)
+    ranking = _ranking(X_train, y_train)
+    exact = linear_libsvm.linear_kernel
+
+    def wrong(A, B):
+        return np.zeros((len(A), len(B))) if failing == "every kernel" or A is not B else exact(A, B)
+
+    monkeypatch.setattr(linear_libsvm, "linear_kernel", wrong)
+    rows = _tuned_rows(X_train, y_train, X_test, y_test, ranking)
+    assert linear_libsvm.MODE["kernel"] == "linear"
+    assert _same(rows, _plain_rows(X_train, y_train, X_test, y_test, ranking))
+    assert kernels[-1] == "linear"
+    assert ("precomputed" in kernels) == (failing == "the test block")
 
 
 def test_per_fold_rankings_equal_plain_scikit_learn():
