@@ -44,8 +44,12 @@ Tuning rules, stated once:
 How the numbers are computed: a classifier that is exactly ``SVC(kernel="linear")`` but C (the
 built-in ``linear_svm`` on LIBSVM) is trained on one precomputed kernel matrix per k, shared by the
 inner folds, the C grid and the refit (:mod:`fsbench.linear_libsvm`, which states why every
-prediction is the one ``SVC(kernel="linear")`` makes, bit for bit); every other classifier is
-fitted through its scikit-learn estimator for every inner fold, k and grid point.
+prediction is the one ``SVC(kernel="linear")`` makes, bit for bit); a classifier that is exactly
+``LinearSVC`` as fsbench builds it (``crammer_singer``, ``linear_svm`` on LIBLINEAR) is trained by
+calling LIBLINEAR directly with the arguments ``LinearSVC.fit`` passes, without its per-fit
+validation (:mod:`fsbench.linear_liblinear`, which states why its predictions are
+``LinearSVC``'s, bit for bit); every other classifier is fitted through its scikit-learn
+estimator for every inner fold, k and grid point.
 
 Rows (:func:`evaluate_ranking`, :func:`evaluate_classifiers`): ``k``, ``accuracy``,
 ``n_correct``, ``n_test``, ``C`` (the estimator's C as fitted, fixed or chosen; NaN for an
@@ -68,7 +72,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
-from fsbench import linear_libsvm
+from fsbench import linear_liblinear, linear_libsvm
 from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
 from fsbench.errors import FsbenchError
 from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
@@ -173,6 +177,15 @@ def _accuracy(clf: ClassifierMixin, X_fit, y_fit, X_eval, y_eval) -> tuple[int, 
     return int(np.sum(clf.predict(X_eval) == y_eval)), y_eval.size
 
 
+def _liblinear_route(estimators: Sequence[Any], y: np.ndarray, *Xs: np.ndarray,
+                     ) -> tuple[linear_liblinear.Solver, list[float]] | None:
+    """LIBLINEAR's direct route (:mod:`fsbench.linear_liblinear`) when the estimators are ``LinearSVC``
+    as fsbench builds them (defaults but C, max_iter, multi_class, random_state) and the data is what
+    it handles exactly; else None."""
+    fast = linear_liblinear.solver_for(estimators)
+    return fast if fast is not None and linear_liblinear.data_ok(y, *Xs) else None
+
+
 def cv_accuracy_grid(
     X: np.ndarray,
     y: np.ndarray,
@@ -190,15 +203,22 @@ def cv_accuracy_grid(
 
     A classifier that is exactly ``SVC(kernel="linear")`` but C (the built-in ``linear_svm`` on
     LIBSVM) is evaluated by :func:`fsbench.linear_libsvm.inner_counts`: the same predictions,
-    bit for bit, with one kernel matrix per k (its docstring says why they are the same).
+    bit for bit, with one kernel matrix per k (its docstring says why they are the same). A
+    ``LinearSVC`` as fsbench builds it (``crammer_singer``, ``linear_svm`` on LIBLINEAR) is evaluated
+    by :func:`fsbench.linear_liblinear.inner_counts`: LIBLINEAR called directly, the same predictions.
     """
     spec = as_spec(cfg)
     points = spec.grid_points()
     total = sum(val.size for _, val in folds)
-    fast = linear_libsvm.solver_for([make_classifier(spec, point, seed) for point in points])
+    estimators = [make_classifier(spec, point, seed) for point in points]
+    fast = linear_libsvm.solver_for(estimators)
     if fast is not None:
         solver, Cs = fast
         return linear_libsvm.inner_counts(X, y, folds, rankings, ks, Cs, solver) / total
+    fast_linear = _liblinear_route(estimators, y, X)
+    if fast_linear is not None:
+        linear_solver, Cs = fast_linear
+        return linear_liblinear.inner_counts(X, y, folds, rankings, ks, Cs, linear_solver) / total
     correct = np.zeros((len(ks), len(points)))
     for (fit, val), ranking in zip(folds, rankings, strict=True):
         for i, k in enumerate(ks):
@@ -245,11 +265,18 @@ def _evaluate_one(
 ) -> list[dict[str, Any]]:
     points = spec.grid_points()
     folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C")) if spec.tuned else []
-    fast = linear_libsvm.solver_for([make_classifier(spec, point, seed) for point in points])
+    estimators = [make_classifier(spec, point, seed) for point in points]
+    fast = linear_libsvm.solver_for(estimators)
+    fast_linear = _liblinear_route(estimators, y_train, X_train, X_test) if fast is None else None
     if fast is not None:  # the same numbers as below, one kernel matrix per k (fsbench.linear_libsvm)
         solver, Cs = fast
         grid, picked, counts = linear_libsvm.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
                                                       solver, lambda row: best_point(row, spec))
+        chosen = [points[j] for j in picked]
+    elif fast_linear is not None:  # the same numbers as below, LIBLINEAR called directly (fsbench.linear_liblinear)
+        linear_solver, Cs = fast_linear
+        grid, picked, counts = linear_liblinear.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
+                                                         linear_solver, lambda row: best_point(row, spec))
         chosen = [points[j] for j in picked]
     else:
         if spec.tuned:

@@ -97,10 +97,11 @@ def selector_code(name: str) -> str:
 
 def protocol_code() -> str:
     """The code identity of the evaluation protocol (fsbench.protocol, the classifiers it builds,
-    fsbench.classifiers, and its exact LIBSVM route, fsbench.linear_libsvm), recorded in every row
-    as ``protocol_code``."""
+    fsbench.classifiers, and its exact LIBSVM and LIBLINEAR routes, fsbench.linear_libsvm and
+    fsbench.linear_liblinear), recorded in every row as ``protocol_code``."""
     return (module_digest("fsbench.protocol", "fsbench.protocol") + module_digest("fsbench.classifiers",
-            "fsbench.classifiers")[:8] + module_digest("fsbench.linear_libsvm", "fsbench.linear_libsvm")[:8])
+            "fsbench.classifiers")[:8] + module_digest("fsbench.linear_libsvm", "fsbench.linear_libsvm")[:8]
+            + module_digest("fsbench.linear_liblinear", "fsbench.linear_liblinear")[:8])
 
 
 def register(name: str) -> Callable[[type[BaseSelector]], type[BaseSelector]]:
