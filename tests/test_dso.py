@@ -161,6 +161,45 @@ def test_column_qr_updates_factor_the_passive_columns():
                                F[:, col.P] * s[col.P], atol=1e-12)
 
 
+
+@pytest.mark.parametrize(("r", "k"), [(9, 1), (30, 17), (64, 64), (300, 260)])
+def test_column_factor_is_scipys_full_qr_bit_for_bit(r, k):
+    # the passive set's factorization reaches the same doubles as scipy.linalg.qr(mode="full"),
+    # so DSO-FS's iterates do not depend on how the buffers are filled
+    rng = np.random.default_rng(r + k)
+    m = r + 5
+    F = rng.standard_normal((r, m)) * np.exp(rng.uniform(-8, 8, r))[:, None]
+    s = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    b = rng.standard_normal(r)
+    P = sorted(rng.choice(m, k, replace=False).tolist())
+    col = _Column(F, s, b, P)
+    Q, R = linalg.qr(F[:, P] * s[P], mode="full", check_finite=False)
+    assert col.P == P and col.k == k
+    np.testing.assert_array_equal(col.Q, Q)
+    np.testing.assert_array_equal(col.R[:, :k], R)
+    np.testing.assert_array_equal(col.R[:, k:], np.eye(r)[:, k:])
+    np.testing.assert_array_equal(col.qb, Q.T @ b)
+    # refactoring an existing column with another passive set gives the same as a fresh one
+    col.factor(P[: k // 2])
+    fresh = _Column(F, s, b, P[: k // 2])
+    np.testing.assert_array_equal(col.Q, fresh.Q)
+    np.testing.assert_array_equal(col.R, fresh.R)
+
+
+def test_column_factor_of_dependent_columns_keeps_an_independent_subset():
+    rng = np.random.default_rng(5)
+    r, m = 10, 14
+    F = rng.standard_normal((r, m))
+    F[:, 6] = 2.0 * F[:, 2]  # column 6 depends on column 2
+    s = np.ones(m)
+    col = _Column(F, s, rng.standard_normal(r), [1, 2, 6, 9])
+    assert col.k == 3 and set(col.P) < {1, 2, 6, 9} and 1 in col.P and 9 in col.P
+    np.testing.assert_allclose(col.Q[:, :3] @ col.R[:3, :3], F[:, col.P], atol=1e-12)
+    np.testing.assert_array_equal(col.R[:, 3:], np.eye(r)[:, 3:])
+    np.testing.assert_allclose(col.Q.T @ col.Q, np.eye(r), atol=1e-12)
+    empty = _Column(F, s, np.ones(r), [6, 6])  # a passive set of one direction twice
+    assert empty.k == 1
+
 @pytest.mark.parametrize("seed", range(4))
 def test_nnls_warm_start_on_the_interior_point_path_matches_scipy(seed):
     # DSO-FS least-squares structure (F = D X^+, b = F y, labels that depend on X); scipy's
