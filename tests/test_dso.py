@@ -16,7 +16,7 @@ from scipy import linalg
 from scipy.optimize import nnls
 
 from fsbench.selectors import make_selector
-from fsbench.selectors._dso_qp import QPError, _Column, nnls_columns, nnqp
+from fsbench.selectors._dso_qp import _LQ, QPError, _Column, _NullColumn, nnls_columns, nnqp
 from fsbench.selectors.dso import DSOFS, DSOWarning, dso_fit
 
 cp = pytest.importorskip("cvxpy")
@@ -160,6 +160,70 @@ def test_column_qr_updates_factor_the_passive_columns():
     np.testing.assert_allclose(col.Q[:, :r - 1] @ col.R[:r - 1, :r - 1],
                                F[:, col.P] * s[col.P], atol=1e-12)
 
+
+
+def _scaled_wide(rng, r, m, span):
+    """F = diag(d) R11^-1 Q^T as DSO-FS's least-squares E step builds it (d over ``span``
+    decades), with its factors for :class:`_LQ`."""
+    Q = linalg.qr(rng.standard_normal((m, r)), mode="economic")[0]
+    R11 = np.triu(rng.standard_normal((r, r))) + 5 * np.eye(r)
+    d = 10.0 ** rng.uniform(0, span, r)
+    F = d[:, None] * linalg.solve_triangular(R11, Q.T)
+    V = linalg.qr(Q, mode="full")[0][:, r:]
+    return F, (d, R11, Q, V)
+
+
+@pytest.mark.parametrize("span", [0, 8])
+@pytest.mark.parametrize("structured", [True, False])
+def test_null_column_solves_the_passive_least_squares_after_updates(span, structured):
+    # the complement factorization gives the dense solver's least-squares solution and residual
+    # on P, from scratch and after inserts and deletes, under rows scaled over 8 decades
+    rng = np.random.default_rng(5)
+    r, m = 37, 40
+    F, parts = _scaled_wide(rng, r, m, span)
+    lq = _LQ.from_scaled_basis(*parts) if structured else _LQ.from_matrix(F)
+    s = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    b = F @ rng.standard_normal(m)
+    P = sorted(rng.choice(m, 30, replace=False).tolist())
+    col = _NullColumn(F, s, b, P, lq=lq)
+    for t in [i for i in range(m) if i not in P][:4]:
+        assert col.insert(t)
+    for i in [3, 0, 20]:
+        col.delete(i)
+    col.delete(col.k - 1)  # the last passive position
+    k = col.k
+    np.testing.assert_allclose(col.Q[:, k:].T @ col.Q[:, k:], np.eye(r - k), atol=1e-12)
+    A = F[:, col.P] * s[col.P]
+    x = np.linalg.lstsq(A, -b, rcond=None)[0]
+    rel = 1e-9 if span else 1e-12
+    np.testing.assert_allclose(col.ls(), x, rtol=rel, atol=rel * np.abs(x).max())
+    res = b + A @ x
+    # (scaled rows: lstsq's own residual is accurate to its scale, ||b||, not to the residual's)
+    np.testing.assert_allclose(col.residual(), res, atol=rel * np.abs(b if span else res).max())
+    # a duplicated column does not enter
+    F2 = np.hstack([F, F[:, col.P[:1]]])
+    lq2 = _LQ.from_matrix(F2)
+    s2 = np.append(s, s[col.P[0]])
+    dup = _NullColumn(F2, s2, b, list(col.P), lq=lq2)
+    assert not dup.insert(m)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nnls_columns_on_the_complement_matches_the_full_qr(seed):
+    rng = np.random.default_rng(seed)
+    r, m, c = 37, 40, 4
+    F, parts = _scaled_wide(rng, r, m, 4)
+    S = np.where(rng.random((m, c)) < 0.5, 1.0, -1.0)
+    B = F @ rng.standard_normal((m, c))
+    Z, Res = nnls_columns(F, S, B)
+    Zn, Resn = nnls_columns(F, S, B, lq=_LQ.from_scaled_basis(*parts))
+    np.testing.assert_array_equal(Zn > 0, Z > 0)
+    np.testing.assert_allclose(Zn, Z, atol=1e-9 * np.abs(Z).max())
+    # warm-started from a perturbed solution
+    Z0 = np.maximum(Z + 0.3 * rng.standard_normal(Z.shape), 0)
+    Zw, _ = nnls_columns(F, S, B, Z0=Z0, lq=_LQ.from_scaled_basis(*parts))
+    np.testing.assert_allclose(np.linalg.norm(B + F @ (S * Zw), axis=0),
+                               np.linalg.norm(Res, axis=0), rtol=1e-9)
 
 
 @pytest.mark.parametrize(("r", "k"), [(9, 1), (30, 17), (64, 64), (300, 260)])

@@ -461,10 +461,198 @@ class _Column:
         raise QPError("the inner active-set loop did not terminate")
 
 
+class _LQ:
+    """F = L Qt for a wide F (r x m) of full row rank: Qt (r x m) with orthonormal rows, L
+    (r x r) nonsingular and given by its inverse's action, V (m x (m - r)) an orthonormal basis
+    of null(F), so that Qt^T Qt = I - V V^T.
+
+    :meth:`from_scaled_basis` takes DSO-FS's F = diag(d) R11^-1 Q^T as it stands (Qt = Q^T,
+    L^-1 = R11 diag(1 / d): products, no solves); :meth:`from_matrix` factors any F by a QR of
+    F^T (Householder, columnwise stable under the row scaling)."""
+
+    def __init__(self, Qt: np.ndarray, V: np.ndarray, linv: Callable, linv_t: Callable):
+        self.Qt, self.V = Qt, V
+        self.linv = linv        # x -> L^-1 x
+        self.linv_t = linv_t    # X -> L^-T X
+
+    @classmethod
+    def from_scaled_basis(cls, d: np.ndarray, R11: np.ndarray, Q: np.ndarray,
+                          V: np.ndarray) -> _LQ:
+        R11 = np.asarray(R11, order="F")
+
+        def linv(x):
+            return blas.dtrmv(R11, x / d)  # R11 upper triangular
+
+        def linv_t(X):
+            return blas.dtrmm(1.0, R11, X, trans_a=1) / d[:, None]
+
+        return cls(np.ascontiguousarray(Q.T), V, linv, linv_t)
+
+    @classmethod
+    def from_matrix(cls, F: np.ndarray) -> _LQ:
+        r, m = F.shape
+        q, rf = linalg.qr(F.T, mode="full", check_finite=False)  # F^T = q [Rf; 0], F = Rf^T q1^T
+
+        def linv(x):
+            return linalg.solve_triangular(rf[:r], x, trans="T", check_finite=False)
+
+        def linv_t(X):
+            return linalg.solve_triangular(rf[:r], X, check_finite=False)
+
+        return cls(np.ascontiguousarray(q[:, :r].T), q[:, r:], linv, linv_t)
+
+
+#: a passive set whose V_N has a singular value below this is treated as dependent (F_P then
+#: lacks full column rank: on UMIST, both images of a duplicated pair)
+_NULL_RANK_TOL = 1e-10
+#: a deletion whose new complement direction keeps less than this fraction of its norm after
+#: the projection refactors instead (the Gram-Schmidt update would lose orthogonality)
+_DELETE_KEEP = 1e-6
+
+
+class _NullColumn(_Column):
+    """:class:`_Column` on the complement: the same Lawson-Hanson state (P, x, Q[:, k:] an
+    orthonormal basis of range(A_P)^perp and qb[k:] = Q[:, k:]^T b), without Q's first k
+    columns or R. With F = L Qt (:class:`_LQ`) and N the complement of P,
+    range(A_P)^perp = L^-T Qt_N W_N with W_N an orthonormal basis of null(V_N^T) (Qt_N W_N has
+    orthonormal columns), so a factorization costs a product with L^-T of r - k columns and a
+    QR of r x (r - k) instead of a full QR of the r x k passive block. The least-squares
+    solution comes from the residual: with y = s_P x and c = L^-1 (rho - b), Qt_P y = c and
+    y = (I + V_P (V_N^T V_N)^-1 V_P^T) Qt_P^T c. Insertions reflect Q's trailing columns as
+    :class:`_Column` does (the same arithmetic); deletions add the new direction L^-T Qt_N' w
+    (V_N'^T w = 0, w_i = 1) orthogonalized twice against the trailing block."""
+
+    def __init__(self, F, s, b, P=None, lq: _LQ | None = None):
+        self.lq = lq
+        r = F.shape[0]
+        self.F, self.s, self.b = F, s, b
+        self.in_P = np.zeros(F.shape[1], dtype=bool)
+        self.x = np.zeros(0)
+        self.Q = np.empty((r, r), order="F")
+        self.qb = np.empty(r)
+        self.factor(P or [])
+
+    def _vnn(self) -> tuple[np.ndarray, bool]:
+        VN = self.lq.V[~self.in_P]
+        G = VN.T @ VN
+        if G.size == 0:
+            return G, True
+        ev = np.linalg.eigvalsh(G)
+        return G, bool(ev[0] > _NULL_RANK_TOL ** 2)
+
+    def _complement(self, P: list[int]) -> bool:
+        r, m = self.F.shape
+        k = len(P)
+        self.P, self.k = list(P), k
+        self.in_P[:] = False
+        self.in_P[self.P] = True
+        if k == 0:
+            self.Q[:] = np.eye(r)
+            self.qb[:] = self.b
+            return True
+        if k > r:
+            return False
+        nmask = ~self.in_P
+        VN = self.lq.V[nmask]
+        if VN.shape[1]:
+            qv, rv = linalg.qr(VN, mode="full", check_finite=False)
+            dv = np.abs(np.diag(rv))
+            if dv.size < VN.shape[1] or not dv.min() > _NULL_RANK_TOL:
+                return False
+            WN = qv[:, VN.shape[1]:]
+            G = self.lq.Qt[:, nmask] @ WN
+        else:
+            G = self.lq.Qt[:, nmask]
+        if k == r:
+            self.qb[:] = 0.0
+            return G.shape[1] == 0
+        Bm = self.lq.linv_t(G)
+        # rows by decreasing size (their scales span up to 15 decades): Householder QR is then
+        # rowwise stable (Powell & Reid; Cox & Higham), so the small rows of the basis, where
+        # b is large, keep their relative accuracy
+        order = np.argsort(-np.abs(Bm).max(axis=1), kind="stable")
+        qc = linalg.qr(Bm[order], mode="economic", check_finite=False)[0]
+        self.Q[order, k:] = qc
+        self.qb[k:] = qc.T @ self.b[order]
+        return True
+
+    def factor(self, P: list[int]) -> None:
+        if self._complement(P):
+            return
+        # dependent columns: keep an independent subset as _Column.factor does
+        A = self.F[:, P] * self.s[P]
+        _, r_, piv = linalg.qr(A, mode="economic", pivoting=True, check_finite=False)
+        diag = np.abs(np.diag(r_))
+        rank = int(np.sum(diag > diag[0] * 1e-10)) if diag.size and diag[0] > 0 else 0
+        keep = sorted(piv[:rank])
+        if not self._complement([P[i] for i in keep]):
+            raise QPError("the passive set stayed dependent after its reduction")
+
+    def insert(self, t: int) -> bool:
+        k = self.k
+        if k == self.Q.shape[0]:
+            return False
+        a = self.F[:, t] * self.s[t]
+        Qt = self.Q[:, k:]
+        tail = Qt.T @ a
+        rho = np.linalg.norm(tail)
+        if rho <= 1e-10 * np.linalg.norm(a):
+            return False
+        alpha = -rho if tail[0] >= 0 else rho
+        v = tail.copy()
+        v[0] -= alpha
+        beta = 1.0 / (rho * (rho + abs(tail[0])))
+        blas.dger(-beta, Qt @ v, v, a=Qt, overwrite_a=True)
+        self.qb[k:] -= (beta * (v @ self.qb[k:])) * v
+        self.k = k + 1
+        self.P.append(t)
+        self.in_P[t] = True
+        return True
+
+    def delete(self, i: int) -> None:
+        k = self.k
+        t = self.P.pop(i)
+        self.in_P[t] = False
+        self.k = k - 1
+        V = self.lq.V
+        nmask = ~self.in_P
+        nmask[t] = False
+        g = self.lq.Qt[:, t].copy()
+        if V.shape[1] and nmask.any():
+            VN = V[nmask]
+            wN = VN @ np.linalg.solve(VN.T @ VN, V[t])
+            g -= self.lq.Qt[:, nmask] @ wN
+        u = self.lq.linv_t(g[:, None])[:, 0]
+        Qt = self.Q[:, k:]
+        norm0 = np.linalg.norm(u)
+        for _ in range(2):
+            u -= Qt @ (Qt.T @ u)
+        nu = np.linalg.norm(u)
+        if not nu > _DELETE_KEEP * norm0:
+            self.factor(list(self.P))
+            return
+        self.Q[:, k - 1] = u / nu
+        self.qb[k - 1] = self.Q[:, k - 1] @ self.b
+
+    def ls(self) -> np.ndarray:
+        k = self.k
+        if k == 0:
+            return np.zeros(0)
+        rho = self.residual()
+        c = self.lq.linv(rho - self.b)
+        y = (self.lq.Qt.T @ c)[self.P]
+        V = self.lq.V
+        if V.shape[1]:
+            VP = V[self.P]
+            G, _ = self._vnn()
+            y = y + VP @ np.linalg.solve(G, VP.T @ y)
+        return self.s[self.P] * y
+
+
 def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | None = None,
                  rtol: float = 1e-10, max_pivots: int | None = None, ipm_rows: int = 100,
-                 stats: dict | None = None, warm_pivots: int | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 stats: dict | None = None, warm_pivots: int | None = None,
+                 lq: _LQ | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Solve min_{z >= 0} ||F diag(S[:, j]) z + B[:, j]|| for every column j, exactly.
 
     F is (r, m) with r <= m; S (m, c) holds column signs (+-1); B is (r, c). ``Z0`` (m, c), a
@@ -493,6 +681,9 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
     given, receives the counts "warm" (columns finished by the warm active set), "ipm",
     "pivots", "ipm_rescued" (interior-point columns the crossover finished by the active set)
     and "inexact" (columns left above the optimum, see :func:`_crossover`).
+    ``lq``, a factorization F = L Qt (:class:`_LQ`), makes the active set work on the
+    complements of the passive sets (:class:`_NullColumn`); the interior point and its
+    crossover are unchanged.
     """
     r, m = F.shape
     c = B.shape[1]
@@ -505,7 +696,7 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
     large = m > r and (r >= ipm_rows or (m >= 4 * r + 50 and Z0 is None))
     if not large:
         try:
-            return _nnls_active_set(F, S, B, Z0, rtol, max_pivots, stats=stats)
+            return _nnls_active_set(F, S, B, Z0, rtol, max_pivots, stats=stats, lq=lq)
         except QPError:
             if m <= r:
                 raise
@@ -515,7 +706,7 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
         budget = r if warm_pivots is None else warm_pivots
         try:
             Z, _, todo = _nnls_active_set(F, S, B, Z0, rtol, budget, strict=False,
-                                          stats=stats)
+                                          stats=stats, lq=lq)
         except QPError:  # an inner loop did not terminate
             Z, todo = np.zeros((m, c)), np.ones(c, dtype=bool)
         stats["warm"] += int(c - todo.sum())
@@ -529,7 +720,7 @@ def nnls_columns(F: np.ndarray, S: np.ndarray, B: np.ndarray, Z0: np.ndarray | N
     return Z, B + F @ (S * Z)
 
 
-def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None):
+def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None, lq=None):
     """Lockstep Lawson-Hanson on the columns of B. ``max_pivots`` caps the pivots of each
     column; a column over the cap raises QPError if ``strict``, otherwise it is left unsolved
     and flagged in a third return value (bool mask over the columns)."""
@@ -539,7 +730,8 @@ def _nnls_active_set(F, S, B, Z0, rtol, max_pivots, strict=True, stats=None):
     cols = []
     for j in range(c):
         P0 = [] if Z0 is None else [int(i) for i in np.flatnonzero(Z0[:, j] > 0)]
-        col = _Column(F, S[:, j], B[:, j], P0)
+        col = (_Column(F, S[:, j], B[:, j], P0) if lq is None
+               else _NullColumn(F, S[:, j], B[:, j], P0, lq=lq))
         if P0:
             col.x = Z0[col.P, j].copy()
             col.inner()

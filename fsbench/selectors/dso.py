@@ -11,10 +11,17 @@ from scipy import linalg
 from sklearn.utils._param_validation import StrOptions
 
 from fsbench.selectors import register
-from fsbench.selectors._dso_qp import nnls_columns, nnqp
+from fsbench.selectors._dso_qp import _LQ, nnls_columns, nnqp
 from fsbench.selectors.base import ITER_MAX, BaseSelector, count, real
 
 _EPS = np.finfo(float).eps
+#: E-step active set of the least-squares case: "qr" (each class column's passive set gets a
+#: full QR, :class:`~fsbench.selectors._dso_qp._Column`) or "null" (one LQ form of F per E step,
+#: shared by the columns, and QRs of the passive sets' complements,
+#: :class:`~fsbench.selectors._dso_qp._NullColumn`), used when F has at most
+#: ``NULL_MAX_DEFECT`` null directions and all basic rows
+E_STEP_SOLVER = "qr"
+NULL_MAX_DEFECT = 16
 
 
 class DSOWarning(UserWarning):
@@ -79,6 +86,13 @@ class _LSSpace:
     nonbasic: np.ndarray
     pinv_basic: np.ndarray = field(default=None)  # R11^-1 Q^T (r x m)
     M: np.ndarray = field(default=None)  # R11^-1 R12
+    _null: np.ndarray = field(default=None)  # orthonormal basis of null(Q^T) (m x (m - r))
+
+    def null_basis(self) -> np.ndarray:
+        if self._null is None:
+            q = linalg.qr(self.Q, mode="full", check_finite=False)[0]
+            self._null = q[:, self.Q.shape[1]:]
+        return self._null
 
     @classmethod
     def build(cls, X: np.ndarray, support: np.ndarray) -> _LSSpace:
@@ -350,7 +364,12 @@ def _ls_step(Xa, Y, sp: _LSSpace, pi, p, W_prev, V_target, Z0, solver, free, mov
     Fm = Dinv[:, None] * sp.pinv_basic[rows]
     off = sp.M[rows] @ WN if N.size else 0.0
     Bv = Fm @ Y - (Dinv[:, None] * off if N.size else 0.0)
-    Z, _ = nnls_columns(Fm, Y, Bv, Z0, warm_pivots=_warm_pivots(moved, Fm.shape[0]), stats=stats)
+    kw = {}
+    r, m = sp.pinv_basic.shape
+    if E_STEP_SOLVER == "null" and rows.all() and 0 < m - r <= NULL_MAX_DEFECT:
+        kw["lq"] = _LQ.from_scaled_basis(Dinv, sp.R[:, :r], sp.Q, sp.null_basis())
+    Z, _ = nnls_columns(Fm, Y, Bv, Z0, warm_pivots=_warm_pivots(moved, Fm.shape[0]), stats=stats,
+                        **kw)
     Vt = Y * (1.0 + Z)
     W = np.zeros((s_full, Y.shape[1]))
     W[B] = sp.pinv_basic @ Vt - (sp.M @ WN if N.size else 0.0)
