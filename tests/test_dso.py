@@ -16,7 +16,8 @@ from scipy import linalg
 from scipy.optimize import nnls
 
 from fsbench.selectors import make_selector
-from fsbench.selectors._dso_qp import _LQ, QPError, _Column, _NullColumn, nnls_columns, nnqp
+from fsbench.selectors._dso_columns import _LQ, QPError, _Column, _NullColumn
+from fsbench.selectors._dso_qp import nnls_columns, nnqp
 from fsbench.selectors.dso import DSOFS, DSOWarning, dso_fit
 
 cp = pytest.importorskip("cvxpy")
@@ -225,6 +226,57 @@ def test_nnls_columns_on_the_complement_matches_the_full_qr(seed):
     np.testing.assert_allclose(np.linalg.norm(B + F @ (S * Zw), axis=0),
                                np.linalg.norm(Res, axis=0), rtol=1e-9)
 
+
+def test_column_keeps_independent_columns_that_live_in_small_rows():
+    # DSO-FS's row weights span many decades: a column supported on small-scale rows is
+    # independent of the others however small its norm is next to theirs, and must stay in the
+    # passive set (a test against the largest column norm dropped it)
+    rng = np.random.default_rng(8)
+    r, m = 8, 10
+    F = rng.standard_normal((r, m))
+    F[:4] *= 1e12
+    F[:4, 5] = 0.0  # column 5 lives in the rows of scale 1
+    s = np.ones(m)
+    P = [0, 1, 2, 5]
+    col = _Column(F, s, rng.standard_normal(r), P)
+    assert col.P == P
+    A = F[:, P]
+    np.testing.assert_allclose(col.Q[:, :4] @ col.R[:4, :4], A, rtol=0, atol=1e-15 * np.abs(A).max())
+    # and its least-squares solution makes the residual orthogonal to every passive column,
+    # each measured on its own scale
+    col.x = np.zeros(4)
+    x = col.ls()
+    res = col.b + A @ x
+    for j in range(4):
+        assert abs(A[:, j] @ res) <= 1e-10 * np.linalg.norm(A[:, j]) * np.linalg.norm(res)
+    # a column that is a multiple of a passive one is still dependent at any scale
+    F2 = np.hstack([F, 1e-9 * F[:, [5]]])
+    dup = _Column(F2, np.ones(m + 1), col.b, [0, 1, 2, 5, m])
+    assert dup.k == 4 and {0, 1, 2} < set(dup.P) and len({5, m} & set(dup.P)) == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_full_qr_and_complement_solvers_agree_under_rows_over_9_decades(seed):
+    # two factorizations of different sizes (the passive columns, their complement) reach the
+    # same optimal residuals on UMIST-like problems (3 null directions) whose row weights span
+    # 9 decades, cold and warm-started (the warm start refactors the whole passive set). From
+    # about 10 decades on they part by round-off: 3e-6 relative at 10, 4e-4 at 12 (measured)
+    rng = np.random.default_rng(seed)
+    r, m, c = 57, 60, 4
+    F, parts = _scaled_wide(rng, r, m, 9)
+    S = np.where(rng.random((m, c)) < 0.5, 1.0, -1.0)
+    B = F @ rng.standard_normal((m, c))
+    lq = _LQ.from_scaled_basis(*parts)
+    Z, Res = nnls_columns(F, S, B)
+    Zn, Resn = nnls_columns(F, S, B, lq=lq)
+    scale = np.abs(B).max(axis=0)
+    np.testing.assert_allclose(np.linalg.norm(Res, axis=0), np.linalg.norm(Resn, axis=0), rtol=1e-6,
+                               atol=1e-12 * scale.max())
+    Z0 = np.maximum(Z + 0.5 * np.abs(Z).max() * rng.standard_normal(Z.shape), 0)
+    for kw in ({}, {"lq": lq}):
+        Zw, Resw = nnls_columns(F, S, B, Z0=Z0, **kw)
+        np.testing.assert_allclose(np.linalg.norm(Resw, axis=0), np.linalg.norm(Res, axis=0), rtol=1e-6,
+                                   atol=1e-12 * scale.max())
 
 @pytest.mark.parametrize(("r", "k"), [(9, 1), (30, 17), (64, 64), (300, 260)])
 def test_column_factor_is_scipys_full_qr_bit_for_bit(r, k):
