@@ -228,6 +228,10 @@ def instrumented(clock: PhaseClock) -> Iterator[None]:
         import fsbench.linear_libsvm as fast
 
         _wrap(fast, "fold_counts", grid, undo)
+    with contextlib.suppress(ImportError):  # and of fsbench.linear_liblinear (its evaluate holds both phases)
+        import fsbench.linear_liblinear as fast_linear
+
+        _wrap(fast_linear, "_pooled", grid, undo)
     for attr in ("evaluate_ranking", "evaluate_classifiers"):
         _wrap(runner, attr, evaluation, undo)
     try:
@@ -240,21 +244,28 @@ def instrumented(clock: PhaseClock) -> Iterator[None]:
 @contextlib.contextmanager
 def plain_evaluation(plain: bool) -> Iterator[None]:
     """With ``plain``, every classifier takes the generic scikit-learn route (the protocol as it
-    was before issue 17), by turning fsbench.linear_libsvm's fast route off; its cache is emptied
-    either way, so no task reuses another's counts."""
+    was before issue 17), by turning the fast routes of fsbench.linear_libsvm and
+    fsbench.linear_liblinear off; their cache is emptied either way, so no task reuses another's
+    counts."""
     try:
         import fsbench.linear_libsvm as fast
     except ImportError:  # a version of fsbench before the fast route: always plain
         yield
         return
+    routes = [fast]
+    with contextlib.suppress(ImportError):  # the LIBLINEAR route came later
+        import fsbench.linear_liblinear as fast_linear
+        routes.append(fast_linear)
     fast.clear_cache()
-    original = fast.solver_for
+    originals = [module.solver_for for module in routes]
     if plain:
-        fast.solver_for = lambda estimators: None
+        for module in routes:
+            module.solver_for = lambda estimators: None
     try:
         yield
     finally:
-        fast.solver_for = original
+        for module, original in zip(routes, originals, strict=True):
+            module.solver_for = original
         fast.clear_cache()
 
 
@@ -480,7 +491,8 @@ def main() -> None:
                   f"{share(('LIBLINEAR fit',), ('sl2p',))} inside LIBLINEAR; in RFS's (LIBSVM, C = 1 fixed), "
                   f"{share(('LIBSVM fit', 'LIBSVM predict'), ('rfs',))}; the rest is scikit-learn's per-fit "
                   "validation and Python.",
-                  f"- Projected with the fast evaluation of part 2 (each evaluation phase scaled by the fast/plain "
+                  f"- Projected with the fast evaluation of part 2 (the exact LIBSVM and LIBLINEAR routes; "
+                  "each evaluation phase scaled by the fast/plain "
                   f"time measured on the same config and dataset, else on the nearest measured; selector fits "
                   f"unchanged): "
                   f"**{projected.task.sum():,.0f} s**; evaluation {evaluation_total:,.0f} -> "
