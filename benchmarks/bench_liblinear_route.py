@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -53,6 +54,9 @@ from fsbench.datasets import load
 from fsbench.experiment import ProtocolConfig
 from fsbench.protocol import derive_seed, evaluate_classifiers, inner_folds, outer_splits, standardize
 from fsbench.selectors import make_selector
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_protocol import alternating, identical_rows  # noqa: E402  (the same timing and row test)
 
 CONFIG = Path(__file__).resolve().parent.parent / "configs" / "papers" / "sl2p.yaml"
 DATASETS = ("glioma", "srbct", "mll", "brain-tumor-2")
@@ -133,19 +137,6 @@ def fsbench_rows(X_train, y_train, X_test, y_test, ranking, folds, seed, clock: 
         linear_liblinear.liblinear.train_wrap = train_wrap
 
 
-def alternating(ours, theirs, rounds: int = 5):
-    """((our result, seconds), (their result, seconds)): each run ``rounds`` times, alternately,
-    keeping each one's best time (the load of a shared machine changes between runs)."""
-    best = [np.inf, np.inf]
-    results = [None, None]
-    for _ in range(rounds):
-        for i, fn in enumerate((ours, theirs)):
-            t0 = time.perf_counter()
-            results[i] = fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return (results[0], best[0]), (results[1], best[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"one dataset ({', '.join(QUICK)})")
@@ -173,17 +164,9 @@ def main() -> None:
             def theirs(data=data):
                 return plain_scikit_learn(*data)
 
-            (ours_rows, t_ours), (theirs_rows, t_theirs) = alternating(ours, theirs)
+            (ours_rows, t_ours), (theirs_rows, t_theirs) = alternating(ours, theirs, rounds=5)
             inside = min(c.seconds for c in clocks)
-            same = 0
-            for a, b in zip(ours_rows, theirs_rows, strict=True):
-                if (a["k"], a["C"], a["inner_accuracy"], a["accuracy"]) == (b["k"], b["C"], b["inner_accuracy"],
-                                                                             b["accuracy"]):
-                    same += 1
-                else:
-                    differing.append(f"{name} k={a['k']}: fsbench C={a['C']:g} inner={a['inner_accuracy']!r} "
-                                     f"accuracy={a['accuracy']!r}; scikit-learn C={b['C']:g} "
-                                     f"inner={b['inner_accuracy']!r} accuracy={b['accuracy']!r}")
+            same = identical_rows(name, ours_rows, theirs_rows, differing)
             ratio = t_theirs / t_ours
             ratios.append(ratio)
             identical += same

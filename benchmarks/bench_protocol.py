@@ -125,6 +125,19 @@ def fsbench_rows(X_train, y_train, X_test, y_test, ranking, folds, seed, clock=N
         linear_libsvm.libsvm.fit, linear_libsvm.libsvm.predict = fit, predict
 
 
+def identical_rows(name: str, ours: list[dict], theirs: list[dict], differing: list[str]) -> int:
+    """How many rows (one per k) agree in C, inner accuracy and test accuracy; each other one is
+    described in ``differing``."""
+    same = 0
+    for a, b in zip(ours, theirs, strict=True):
+        if (a["k"], a["C"], a["inner_accuracy"], a["accuracy"]) == (b["k"], b["C"], b["inner_accuracy"], b["accuracy"]):
+            same += 1
+        else:
+            differing.append(f"{name} k={a['k']}: fsbench C={a['C']:g} inner={a['inner_accuracy']!r} "
+                             f"accuracy={a['accuracy']!r}; scikit-learn C={b['C']:g} "
+                             f"inner={b['inner_accuracy']!r} accuracy={b['accuracy']!r}")
+    return same
+
 def alternating(ours, theirs, rounds: int = 3, long: float = 60.0):
     """((our result, seconds), (their result, seconds)): each run once, alternately; while both
     took under ``long`` seconds, ``rounds`` times in all, keeping each one's best time (the load
@@ -172,15 +185,7 @@ def main() -> None:
 
             (ours_rows, t_ours), ((theirs_rows, per_C), t_theirs) = alternating(ours, theirs)
             clock = min(clocks, key=lambda c: c.seconds)
-            same = 0
-            for a, b in zip(ours_rows, theirs_rows, strict=True):
-                if (a["k"], a["C"], a["inner_accuracy"], a["accuracy"]) == (b["k"], b["C"], b["inner_accuracy"],
-                                                                             b["accuracy"]):
-                    same += 1
-                else:
-                    differing.append(f"{name} k={a['k']}: fsbench C={a['C']:g} inner={a['inner_accuracy']!r} "
-                                     f"accuracy={a['accuracy']!r}; scikit-learn C={b['C']:g} "
-                                     f"inner={b['inner_accuracy']!r} accuracy={b['accuracy']!r}")
+            same = identical_rows(name, ours_rows, theirs_rows, differing)
             ratio = t_theirs / t_ours
             ratios.append(ratio)
             identical += same

@@ -736,3 +736,34 @@ def test_crossover_past_its_pivot_cap_is_counted_inexact_and_keeps_the_better_po
     ref = nnls(F * s, -b, maxiter=50 * m)[1]
     assert ref > 1e-3 * np.linalg.norm(b)
     assert res(out) == pytest.approx(ref, rel=1e-9)
+
+
+def test_dso_fit_with_duplicated_samples_takes_the_complement_solver_and_matches_the_full_qr(monkeypatch):
+    # duplicated samples (UMIST) make [X, 1] rank-deficient by a few directions: the default E
+    # step then runs on the passive sets' complements, and reaches the full QR's iterates
+    import fsbench.selectors._dso_qp as qp
+    import fsbench.selectors.dso as dso
+
+    X0, y0, _ = problem(40, 50, 4, 11)
+    X = np.vstack([X0, X0[:3]])
+    y = np.concatenate([y0, y0[:3]])
+    Y = pm1(y, 4)
+    used = []
+    original = qp._NullColumn.__init__
+
+    def counting(self, *args, **kwargs):
+        used.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(qp._NullColumn, "__init__", counting)
+    fast = dso_fit(X, Y, 1.0, max_iter=25)
+    assert fast.least_squares and used
+    monkeypatch.setattr(dso, "E_STEP_SOLVER", "qr")
+    used.clear()
+    full = dso_fit(X, Y, 1.0, max_iter=25)
+    assert not used
+    np.testing.assert_allclose(fast.W, full.W, rtol=0, atol=1e-8 * np.abs(full.W).max())
+    np.testing.assert_array_equal(fast.objective.size, full.objective.size)
+    n = X.shape[1]
+    assert np.array_equal(dso._rank_rows(fast.last_iter[:n], fast.last_norm[:n]),
+                          dso._rank_rows(full.last_iter[:n], full.last_norm[:n]))
