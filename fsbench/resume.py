@@ -9,6 +9,11 @@ protocol are kept with a note. A task's ranking travels with its rows: restored 
 rankings.csv.gz with rows restored from runs.csv.gz, only when rankings.csv.gz was written by this
 configuration (its fingerprint) and only for tasks whose rows pass those checks. Also:
 deliberately discarding one selector's results.
+
+Before any of that, every row is checked against its digest (:mod:`fsbench.digests`): a task
+file, or a task's rows in runs.csv.gz, whose values were changed after they were written is
+named in a note and recomputed, never reused. Rows written before fsbench recorded digests are
+reused unverified, with a note.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fsbench.digests import DIGEST_COLUMN, recorded_digest, rows_digest
 from fsbench.errors import FsbenchError
 from fsbench.experiment import Experiment, SelectorConfig
 from fsbench.fitting import selector_identity
@@ -29,6 +35,7 @@ from fsbench.store import (
     RANKINGS_FILE,
     RUNS_FILE,
     DamagedTaskFile,
+    DigestMismatch,
     TaskFile,
     finished_tasks,
     load_rankings,
@@ -82,17 +89,23 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
     damaged = []
     files = finished_tasks(out_dir)
     rankings: dict[str, list[int]] = {}
+    notes: list[str] = []
+    unverified = 0
     for task_id in sorted(files & planned):
         try:
             file = read_task_file(out_dir, task_id)
+        except DigestMismatch as exc:
+            damaged.append(task_id)
+            notes.append(f"task {task_id}: the task file {str(task_path(out_dir, task_id))!r} is recomputed: {exc}")
+            continue
         except DamagedTaskFile:
             damaged.append(task_id)
             continue
         rows[task_id] = file.rows
+        unverified += file.digest is None
         if file.ranking is not None:
             rankings[task_id] = file.ranking
     from_runs: set[str] = set()
-    notes: list[str] = []
     if (out_dir / RUNS_FILE).is_file():
         runs = load_runs(out_dir)
         recorded = set(runs["fingerprint"].astype(str)) if "fingerprint" in runs else {"none"}
@@ -101,15 +114,38 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
                 f"{str(out_dir)!r} holds results of a different configuration (runs.csv.gz rows with "
                 f"fingerprint {', '.join(sorted(recorded - {fingerprint}))}, this config's is {fingerprint}); "
                 "pass --force to replace them or --out to write elsewhere.")
-        for task_id, records in _rows_by_task(runs).items():
-            if task_id not in files:
+        by_task = {t: records for t, records in _rows_by_task(runs).items() if t not in files}
+        changed, legacy = check_rows_digests(by_task)
+        for task_id in changed:
+            what = "is recomputed" if task_id in planned else "is dropped (its dataset is not run this time)"
+            notes.append(f"task {task_id}: its rows in {str(out_dir / RUNS_FILE)!r} do not match their digest "
+                         f"(they were changed after they were written); it {what}")
+        for task_id, records in by_task.items():
+            if task_id not in changed:
                 rows[task_id] = records
                 from_runs.add(task_id)
+        unverified += len(legacy)
         if from_runs:
             saved, note = saved_rankings(out_dir, fingerprint)
             rankings.update({t: r for t, r in saved.items() if t in from_runs})
             notes += [note] if note else []
+    if unverified:
+        notes.append(f"{unverified} tasks hold rows written before fsbench recorded digests (their values cannot "
+                     "be verified); they are kept")
     return _Found(rows, from_runs, damaged, rankings, notes)
+
+
+def check_rows_digests(by_task: dict[str, list[dict[str, Any]]]) -> tuple[list[str], list[str]]:
+    """The tasks of runs.csv.gz (rows by task id, :func:`_rows_by_task`) whose rows do not match the
+    digest they record, and those that record none (written before fsbench recorded digests)."""
+    changed, legacy = [], []
+    for task_id, records in sorted(by_task.items()):
+        recorded = recorded_digest(records)
+        if recorded is None:
+            legacy.append(task_id)
+        elif recorded != rows_digest(records):
+            changed.append(task_id)
+    return changed, legacy
 
 
 def saved_rankings(out_dir: Path, fingerprint: str | None) -> tuple[dict[str, list[int]], str | None]:
@@ -252,8 +288,8 @@ def _rows_by_task(runs: pd.DataFrame, task_ids: set[str] | None = None) -> dict[
         # a column another selector's rows filled (diagnostics) or that older rows lack (code) is
         # absent, not NaN, in this task's rows
         out[task_id] = [{k: v for k, v in row.items()
-                         if not ((k.startswith("diag_") or k in ("code", "protocol_code")) and isinstance(v, float)
-                                 and np.isnan(v))}
+                         if not ((k.startswith("diag_") or k in ("code", "protocol_code", DIGEST_COLUMN))
+                                 and isinstance(v, float) and np.isnan(v))}
                         for row in rows.drop(columns="_task").to_dict("records")]
     return out
 

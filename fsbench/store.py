@@ -38,6 +38,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from fsbench.csvread import read_table
+from fsbench.digests import DIGEST_COLUMN, TASK_DIGEST_KEY, task_digest, with_rows_digests
 from fsbench.errors import FsbenchError
 
 #: the tidy results table: CSV, gzip-compressed (RFS's 72,000 rows are 12 MB as plain text, 0.27 MB
@@ -174,11 +176,18 @@ class TaskFile:
 
     rows: list[dict[str, Any]]
     ranking: list[int] | None = None
+    #: the digest of its rows and ranking (fsbench.digests), None in a file written before
+    #: fsbench recorded digests; a file whose digest does not match is never read
+    digest: str | None = None
 
 
 def write_task(out_dir: Path, task_id: str, rows: list[dict[str, Any]], ranking: list[int] | None = None) -> None:
-    """Save a finished task: ``{"rows": [...], "ranking": [...] | null}``."""
-    doc = {"rows": rows, "ranking": None if ranking is None else [int(f) for f in ranking]}
+    """Save a finished task: ``{"rows": [...], "ranking": [...] | null, "digest": "sha256:..."}``."""
+    rows = [{k: v for k, v in row.items() if k != DIGEST_COLUMN} for row in rows]  # runs.csv.gz's, not the file's
+    ranking = None if ranking is None else [int(f) for f in ranking]
+    doc = {"rows": rows, "ranking": ranking}
+    # the digest of the values as they read back from this JSON (numpy scalars become numbers)
+    doc[TASK_DIGEST_KEY] = task_digest(json.loads(json.dumps(rows, default=_json_default)), ranking)
     atomic_write_text(task_path(out_dir, task_id), json.dumps(doc, default=_json_default))
 
 
@@ -194,11 +203,17 @@ class DamagedTaskFile(Exception):
     """A task file that is not a non-empty list of rows (cut short, emptied, overwritten)."""
 
 
+class DigestMismatch(DamagedTaskFile):
+    """A task file whose values no longer match its digest (edited after it was written)."""
+
+
 def read_task_file(out_dir: Path, task_id: str) -> TaskFile:
     """A task file's rows and ranking; raises DamagedTaskFile when it holds no non-empty list of rows
-    or a ranking that is not a list of distinct feature indices.
+    or a ranking that is not a list of distinct feature indices, DigestMismatch when its rows or
+    ranking do not match its digest.
 
-    A file holding a bare list of rows (written before rankings were kept) is a task without a ranking.
+    A file holding a bare list of rows (written before rankings were kept) is a task without a
+    ranking; a file without a digest (written before digests were kept) is read unverified.
     """
     try:
         doc = json.loads(task_path(out_dir, task_id).read_bytes())
@@ -210,7 +225,10 @@ def read_task_file(out_dir: Path, task_id: str) -> TaskFile:
         raise DamagedTaskFile("not a non-empty list of rows")
     if ranking is not None and not _is_ranking(ranking):
         raise DamagedTaskFile("its ranking is not a list of distinct feature indices")
-    return TaskFile(rows, ranking)
+    recorded = doc.get(TASK_DIGEST_KEY) if isinstance(doc, dict) else None
+    if recorded is not None and recorded != task_digest(rows, ranking):
+        raise DigestMismatch("its rows or ranking do not match its digest: they were changed after it was written")
+    return TaskFile(rows, ranking, recorded)
 
 
 def _is_ranking(value: Any) -> bool:
@@ -289,26 +307,43 @@ def write_failures(out_dir: Path, records: list[dict[str, Any]]) -> None:
 
 
 def load_failures(results_dir: str | Path) -> pd.DataFrame:
-    """A results folder's failed tasks (empty when none failed or the file is unreadable)."""
+    """A results folder's failed tasks (empty when none failed or the file is unreadable); labels
+    read as strings (:func:`fsbench.csvread.read_table`)."""
     path = Path(results_dir)
     path = (path if path.is_dir() else path.parent) / FAILURES_FILE
     try:
-        return pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=FAILURE_COLUMNS)
+        return read_table(path) if path.is_file() else pd.DataFrame(columns=FAILURE_COLUMNS)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
         return pd.DataFrame(columns=FAILURE_COLUMNS)
 
 
 # ----------------------------------------------------------------------------- runs.csv.gz
+def _task_of(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    return tuple(str(row.get(k)) for k in TASK_KEY)  # type: ignore[return-value]
+
+
 def _runs_csv_text(rows: list[dict[str, Any]]) -> str:
-    df = pd.DataFrame(rows)
-    extra = sorted(c for c in df.columns if c not in COLUMNS)
-    df = df[[c for c in COLUMNS if c in df.columns] + extra]
+    """runs.csv.gz's text: the rows, each task's rows digest (:mod:`fsbench.digests`) last."""
+    df = pd.DataFrame(with_rows_digests(rows, _task_of))
+    extra = sorted(c for c in df.columns if c not in COLUMNS and c != DIGEST_COLUMN)
+    df = df[[c for c in COLUMNS if c in df.columns] + extra + [DIGEST_COLUMN]]
     return df.to_csv(index=False, float_format="%.17g")
 
 
 def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Write runs.csv.gz from these rows and return it as read back.
+
+    A runs.csv.gz written before fsbench recorded digests that already holds exactly these rows
+    is left as it is (committed results do not change unless their rows do).
+    """
+    path = out_dir / RUNS_FILE
+    text = _runs_csv_text(rows)
+    if path.is_file():
+        old = load_runs(out_dir)
+        if DIGEST_COLUMN not in old.columns and _same_rows(old, _read_runs_text(text).drop(columns=DIGEST_COLUMN)):
+            return old
     # mtime 0: the same rows give the same bytes (committed results change only with their rows)
-    atomic_write_bytes(out_dir / RUNS_FILE, gzip.compress(_runs_csv_text(rows).encode("utf-8"), mtime=0))
+    atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
     return load_runs(out_dir)  # the caller sees exactly what is on disk
 
 
@@ -334,7 +369,9 @@ def _collect_runs(out_dir: Path) -> pd.DataFrame | None:
     runs = None
     if (out_dir / RUNS_FILE).is_file():
         old = load_runs(out_dir)
-        new = pd.read_csv(io.StringIO(_runs_csv_text(rows)))
+        new = _read_runs_text(_runs_csv_text(rows))
+        if DIGEST_COLUMN not in old.columns:  # written before digests: the same values are the same rows
+            new = new.drop(columns=DIGEST_COLUMN)
         if _same_rows(old, new):
             runs = old
     if runs is None:
@@ -353,6 +390,10 @@ def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return a.equals(b)
 
 
+def _read_runs_text(text: str) -> pd.DataFrame:
+    return read_table(io.StringIO(text))
+
+
 def load_runs(results_dir: str | Path) -> pd.DataFrame:
     """Read the runs table (``runs.csv.gz``) of a results directory, or a runs CSV file given by path."""
     path = Path(results_dir)
@@ -364,8 +405,8 @@ def load_runs(results_dir: str | Path) -> pd.DataFrame:
             f"No results at {str(path)!r}; run 'fsbench run CONFIG --out {folder}' first or check the path."
         )
     try:
-        # text columns that could look like numbers ("1e10..." as a hex digest) stay text
-        df = pd.read_csv(path, dtype={"fingerprint": str, "code": str, "protocol_code": str, "params": str})
+        # labels stay strings ("NA" is a name), text that could look like a number stays text
+        df = read_table(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError,
             zlib.error) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -490,7 +531,7 @@ def load_rankings(results_dir: str | Path) -> pd.DataFrame:
                             f"or delete it and regenerate it with 'python -m fsbench.rankings {folder}'.")
 
     try:
-        df = pd.read_csv(path, dtype={"dataset": str, "selector": str})
+        df = read_table(path, labels=("dataset", "selector"))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError,
             zlib.error) as exc:
         raise damaged(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
