@@ -1,4 +1,11 @@
-"""Fitting a selector: a built-in or a user's, cached by its inputs and code, within a time limit."""
+"""Fitting a selector: a built-in or a user's, cached by its inputs and code, within a time limit.
+
+A selector is fitted on its own copy of the data (:func:`fit_selector`): whatever its fit writes
+into X or y (``X -= X.min(axis=0)`` before chi2, a common idiom) cannot reach the evaluation,
+which uses the same arrays, nor another selector; a fit that did write is named in the result's
+``input_written`` and warnings. A user's selector prints to standard error
+(:func:`fsbench.plugins.output_to_stderr`), so fsbench's table on standard output stays clean.
+"""
 
 from __future__ import annotations
 
@@ -108,6 +115,21 @@ def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray,
     return h.hexdigest()[:32]
 
 
+def _unchanged(given: np.ndarray, seen: np.ndarray) -> bool:
+    """Whether the fit's copy ``seen`` still holds what ``given`` holds (NaN equal to NaN)."""
+    if given.shape != seen.shape or given.dtype != seen.dtype:
+        return False
+    return bool(np.array_equal(given, seen, equal_nan=given.dtype.kind in "fc"))
+
+
+def input_written_warning(name: str, written: list[str]) -> str:
+    """The warning recorded for a fit that wrote into its input (``written``: "X", "y")."""
+    what = " and ".join(written)
+    return (f"selector {name} wrote into the training data it was given ({what}) while fitting; fsbench fits "
+            f"every selector on its own copy, so no result is affected, but the selector should copy {what} "
+            "before changing it")
+
+
 def fit_selector(
     name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int, k_max: int, cache: Path | None,
     *, kind: str = "builtin", timeout: float | None = None,
@@ -115,30 +137,50 @@ def fit_selector(
     """Fit a selector (or take its ranking from the cache): a registered one, or a user's (``kind``
     ``class`` or ``score_func``, ``name`` its import path), stopped after ``timeout`` seconds.
 
-    Returns ranking, scores, fit_seconds, n_iter, diagnostics, the warnings it raised and, for
-    selectors with ``objective_``, that trace as "objective" (also in the cache).
+    The selector is fitted on copies of ``X`` and ``y``, which are never changed: the caller
+    evaluates the ranking on the same arrays, and a selector that edits its input in place would
+    otherwise change what the classifiers are trained on. The copies are compared with the
+    originals after the fit; ``input_written`` lists what the fit changed ("X", "y"), also said
+    in ``warnings``. A user's selector's standard output goes to standard error during its fit.
+    An exception of the fit (a user's selector whose output cannot rank: PluginError) propagates,
+    ``SystemExit`` and ``KeyboardInterrupt`` included.
+
+    Returns ranking, scores, fit_seconds, n_iter, diagnostics, the warnings it raised,
+    input_written and, for selectors with ``objective_``, that trace as "objective" (also in the
+    cache).
     """
     build, code, uses_seed = _selector_source(name, kind)
     seed_arg = seed if uses_seed else None
     key = ranking_key(name, params, X, y, seed_arg, code)
     if cache is not None and (hit := load_ranking(cache, key)) is not None:
+        hit.setdefault("input_written", [])  # cached before fsbench compared the input
         return hit
     selector = build(params, k_max, seed_arg)
+    X_fit, y_fit = np.array(X, copy=True, order="K"), np.array(y, copy=True, order="K")
+    if kind == "builtin":
+        output: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    else:
+        from fsbench.plugins import output_to_stderr
+
+        output = output_to_stderr()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
-        with time_limit(timeout):
-            selector.fit(X, y)
+        with output, time_limit(timeout):
+            selector.fit(X_fit, y_fit)
         seconds = time.perf_counter() - t0
+    written = [label for label, given, seen in (("X", X, X_fit), ("y", y, y_fit)) if not _unchanged(given, seen)]
     ranking = np.asarray(selector.ranking_, dtype=np.int64)
     if ranking.shape != (X.shape[1],) or not np.array_equal(np.sort(ranking), np.arange(X.shape[1])):
         raise RuntimeError(f"selector {name!r} returned a ranking that is not a permutation of the features")
     messages = sorted({str(w.message).split("\n")[0] for w in caught
                        if not issubclass(w.category, DeprecationWarning)})
+    if written:
+        messages.insert(0, input_written_warning(name, written))
     diagnostics = {k: (v.item() if isinstance(v, np.generic) else v)
                    for k, v in getattr(selector, "diagnostics_", {}).items()}
     meta = {"fit_seconds": seconds, "n_iter": int(getattr(selector, "n_iter_", 0) or 0),
-            "diagnostics": diagnostics, "warnings": messages}
+            "diagnostics": diagnostics, "warnings": messages, "input_written": written}
     if hasattr(selector, "objective_"):
         # kept with the ranking so that the objective figures reuse this fit (fsbench.traces)
         meta["objective"] = np.asarray(selector.objective_, dtype=float).ravel().tolist()

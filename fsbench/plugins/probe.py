@@ -1,22 +1,36 @@
 """The config-time check of a user's selector (:func:`probe`): its params and grid keys are
-parameters it takes, an estimator class accepts their values, and one fit on a small fixed
-problem (:func:`probe_problem`) gives a ranking, so that a broken plugin fails before anything
-runs, naming the config key at fault.
+parameters it takes, an estimator class accepts their values, and two fits on a small fixed
+problem (:func:`probe_problem`) give a ranking, so that a broken plugin fails before anything
+runs, naming the config key at fault; a plugin whose two fits differ, or that writes into its
+input, is warned about (:class:`PluginWarning`).
+
+Warnings
+    The probe's checks that do not stop a run are Python warnings of category
+    :class:`PluginWarning`, issued while the config is read (``warnings.warn``): the
+    interpreter prints them on standard error (once each), a caller may record or format them
+    (``warnings.catch_warnings(record=True)``), and ``-W error::...`` turns them into errors.
 """
 
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from fsbench.plugins.loading import PluginError, PluginSpec, _first_line, _sentence
+from fsbench.plugins.output import output_to_stderr
 from fsbench.plugins.parameters import _quiet, parameter_names, uses_random_state
-from fsbench.plugins.ranking import build_selector
+from fsbench.plugins.ranking import ExternalSelector, build_selector
 
-__all__ = ["PROBE_SHAPE", "probe", "probe_problem"]
+__all__ = ["PROBE_SHAPE", "PluginWarning", "probe", "probe_problem"]
+
+
+class PluginWarning(UserWarning):
+    """A user's selector can run, but something about it deserves attention: its fits are not
+    reproducible, or it writes into the data it is given (:func:`probe`)."""
 
 #: the probe problem: samples, features, classes (:func:`probe`)
 PROBE_SHAPE = (30, 6, 3)
@@ -96,18 +110,27 @@ def probe(spec: PluginSpec, params: Mapping[str, Any] | None = None,
     - an estimator class: it is created with the fixed params, and with them plus each grid value
       on its own (values judged by its ``_validate_params`` when it declares
       ``_parameter_constraints``, as scikit-learn's estimators do);
-    - one fit on :func:`probe_problem` (30 x 6, 3 classes; ``nonnegative`` for data in [0, 1],
+    - two fits on :func:`probe_problem` (30 x 6, 3 classes; ``nonnegative`` for data in [0, 1],
       e.g. when the config's preprocessing is ``none`` and the selector needs counts) with the
-      fixed params and the first value of each grid key, ``random_state`` 0, warnings and output
-      suppressed: it must end with one of ``ranking_``, ``scores_``, ``feature_importances_``,
-      ``coef_`` (a score function: d scores) giving a permutation of the features. An exception
-      the user's code raises is reported as one line, the class (function) and the exception's
-      first line.
+      fixed params and the first value of each grid key, ``random_state`` 0 both times,
+      warnings suppressed and printed output sent to standard error (as in a run's fits,
+      :func:`fsbench.plugins.output_to_stderr`), each on its own copy of the problem: each must
+      end with one of ``ranking_``, ``scores_``, ``feature_importances_``, ``coef_`` (a score
+      function: d scores) giving a permutation of the features, by the rule of
+      :mod:`fsbench.plugins.ranking` (NaN scores only for constant features, and the probe
+      problem has none). An exception the user's code raises is reported as one line, the
+      class (function) and the exception's first line.
 
-    Cost: one fit of 30 samples x 6 features, which is the mitigation for a slow selector; there
+    Warns (:class:`PluginWarning`, the run goes on) when the two fits give different rankings
+    or scores: an unseeded random choice, which would make two runs of one config give
+    different rows; and when a fit wrote into the X it was given (fsbench fits every selector
+    on its own copy, so no result is affected, but the plugin is named).
+
+    Cost: two fits of 30 samples x 6 features, which is the mitigation for a slow selector; there
     is no time limit (a thread cannot be stopped), so a selector slow even on that delays
-    validation by as much. Parameter values that only fail on the full data (a neighbour count
-    above 29) are not caught, and the other grid points are not fitted.
+    validation by twice as much. Parameter values that only fail on the full data (a neighbour
+    count above 29) are not caught, the other grid points are not fitted, and a selector random
+    only on larger data (or whose two unseeded fits happen to agree here) is not warned about.
     """
     params = dict(params or {})
     grid = dict(grid or {})
@@ -118,13 +141,38 @@ def probe(spec: PluginSpec, params: Mapping[str, Any] | None = None,
             for value in values:
                 _instantiate(spec, {**params, key: value}, f"grid.{key}")
     first = {key: values[0] for key, values in grid.items()}
-    selector = build_selector(spec, {**params, **first}, n_features_to_select=1,
-                              random_state=0 if uses_random_state(spec) else None)
     X, y = probe_problem(nonnegative)
+    fits = [_probe_fit(spec, {**params, **first}, X, y) for _ in range(2)]
+    (one, wrote), (two, _) = fits
+    differs = ("rankings" if not np.array_equal(one.ranking_, two.ranking_)
+               else "scores" if not np.array_equal(one.scores_, two.scores_, equal_nan=True) else None)
+    if differs:
+        fix = ("seed every random choice from its random_state parameter (sklearn.utils.check_random_state("
+               "self.random_state)), which fsbench sets from the config seed" if uses_random_state(spec) else
+               "give it a random_state parameter and seed every random choice from it, which fsbench then sets "
+               "from the config seed")
+        warnings.warn(f"{spec.path} gave different {differs} in two fits of the same {PROBE_SHAPE[0]} x "
+                      f"{PROBE_SHAPE[1]} probe problem with the same random_state, so two runs of one config "
+                      f"would give different rows: {fix}.", PluginWarning, stacklevel=2)
+    if wrote:
+        warnings.warn(f"{spec.path} writes into the X it is given to fit; fsbench fits every selector on its own "
+                      "copy, so no result is affected, but copy X before changing it (X = X - m or X = X.copy(), "
+                      "not X -= m).", PluginWarning, stacklevel=2)
+    return one.ranked_by_
+
+
+def _probe_fit(spec: PluginSpec, params: dict[str, Any], X: np.ndarray, y: np.ndarray
+               ) -> tuple[ExternalSelector, bool]:
+    """One probe fit, on its own copy of the probe problem: the fitted selector, and whether the
+    fit wrote into X. PluginError (key: the plugin's) for whatever goes wrong."""
+    selector = build_selector(spec, params, n_features_to_select=1,
+                              random_state=0 if uses_random_state(spec) else None)
+    X_fit = X.copy()
     what = "class" if spec.kind == "class" else "function"
     try:
-        with _quiet():
-            selector.fit(X, y)
+        with warnings.catch_warnings(), output_to_stderr():
+            warnings.simplefilter("ignore")
+            selector.fit(X_fit, y.copy())
     except PluginError as exc:  # the output cannot rank: name the plugin by its path
         message = str(exc)
         if message.startswith(spec.name + " "):
@@ -132,6 +180,6 @@ def probe(spec: PluginSpec, params: Mapping[str, Any] | None = None,
         raise PluginError(message, exc.key or spec.kind) from None
     except Exception as exc:
         raise PluginError(f"The {what} {spec.path} raised {_first_line(exc).rstrip('.')} while fitting a "
-                          f"{PROBE_SHAPE[0]} x {PROBE_SHAPE[1]} probe problem with {_describe({**params, **first})}.",
+                          f"{PROBE_SHAPE[0]} x {PROBE_SHAPE[1]} probe problem with {_describe(params)}.",
                           spec.kind) from None
-    return selector.ranked_by_
+    return selector, not np.array_equal(X_fit, X)

@@ -12,7 +12,8 @@ The ranking rule (:func:`rank_estimator`), the first of these attributes the fit
    2, 3, ... in reverse order of elimination); the ranking is their stable argsort (tied ranks,
    such as RFE's selected features, keep the lower index first). A 0-based rank vector without
    ties is itself a permutation and is read as indices: such a selector should expose ranks from
-   1, as scikit-learn does, or scores.
+   1, as scikit-learn does, or scores. A vector giving every feature the same value (all zeros)
+   ranks nothing: it is an error, not "the first k columns".
 2. ``scores_``: higher is better.
 3. ``feature_importances_``: higher is better.
 4. ``coef_``: a 1-D ``coef_`` ranks by ``|coef_j|``; a 2-D ``coef_`` (classes x d, as
@@ -20,10 +21,23 @@ The ranking rule (:func:`rank_estimator`), the first of these attributes the fit
    ``sqrt(sum_c coef_cj^2)`` (the l2 norm over classes; for one row, ``|coef_j|``).
 
 Scores, importances and coefficient norms rank by :func:`fsbench.selectors.base.rank_by_scores`:
-decreasing, ties keep the lower index first, NaN last. A score function ``f(X, y)`` (the
-functions ``SelectKBest`` takes) returns the scores or a ``(scores, pvalues)`` pair; it ranks by
-the scores (p-values ignored), by the same rule. Whatever the source, the ranking must be a
+decreasing, ties keep the lower index first. A score function ``f(X, y)`` (the functions
+``SelectKBest`` takes) returns the scores or a ``(scores, pvalues)`` pair; it ranks by the
+scores (p-values ignored), by the same rule. Whatever the source, the ranking must be a
 permutation of ``range(d)``, or the fit raises :class:`PluginError`.
+
+Non-finite scores (the rule for user code; fsbench's built-in selectors keep theirs, see
+:func:`~fsbench.selectors.base.rank_by_scores`):
+
+- ``+inf`` and ``-inf`` are scores like any other, the best and the worst: an F statistic is
+  ``+inf`` for a feature constant within every class but varying between them, as Fisher's
+  score is for the built-in ``fisher``.
+- NaN is accepted only for a feature that is constant in the data the selector was fitted on:
+  there a score is 0/0 (``f_classif`` gives NaN with a warning), and such features rank last,
+  as the built-ins' do. A NaN for any other feature, or for every feature, is a
+  :class:`PluginError` naming the selector: a NaN score has no place in an order, and ranking it
+  last (or ranking all-NaN scores as "the first k columns") would report a failed computation as
+  a selector's result.
 """
 
 from __future__ import annotations
@@ -56,9 +70,30 @@ def _as_vector(value: Any, d: int, what: str) -> np.ndarray:
     return arr
 
 
-def rank_scores(scores: Any, d: int, what: str = "scores") -> tuple[np.ndarray, np.ndarray]:
-    """(ranking, scores) of a score vector: decreasing score, ties keep the lower index, NaN last."""
+def _refuse_nan(scores: np.ndarray, what: str, constant: np.ndarray | None) -> None:
+    """PluginError when ``scores`` has a NaN but for a ``constant`` feature (the module's rule)."""
+    nan = np.isnan(scores)
+    if not nan.any():
+        return
+    d = scores.size
+    if nan.all():
+        raise PluginError(f"{what} is NaN for every one of the {d} features, so it ranks none of them: fix the "
+                          "computation that gives NaN (a division by zero, a log of zero, an empty class).")
+    bad = np.flatnonzero(nan if constant is None else nan & ~constant)
+    if bad.size:
+        shown = ", ".join(map(str, bad[:5])) + (", ..." if bad.size > 5 else "")
+        raise PluginError(f"{what} is NaN for {bad.size} of the {d} features (feature {shown}), which are not "
+                          "constant, so they cannot be ranked: return a number for every feature (NaN is "
+                          "accepted only for a constant feature, ranked last).")
+
+
+def rank_scores(scores: Any, d: int, what: str = "scores", *,
+                constant: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(ranking, scores) of a score vector: decreasing score, ties keep the lower index; a NaN
+    is a PluginError unless ``constant`` (a boolean mask of the features constant in the data)
+    marks its feature, which then ranks last (the module's rule)."""
     arr = _as_vector(scores, d, what)
+    _refuse_nan(arr, what, constant)
     return rank_by_scores(arr), arr
 
 
@@ -73,16 +108,22 @@ def _rank_ranking(value: Any, d: int, owner: str) -> tuple[np.ndarray, np.ndarra
         scores = np.empty(d)
         scores[ranking] = np.arange(d, 0, -1, dtype=float)  # rank_by_scores(scores) == ranking
         return ranking, scores, "ranking_"
+    if np.all(arr == arr[0]):  # d > 1 here: one value for every feature orders nothing
+        raise PluginError(f"{owner}.ranking_ gives all {d} features the same value ({arr[0]:g}), so it ranks none "
+                          f"of them: set it to feature indices best first (a permutation of 0..{d - 1}) or to "
+                          "ranks from 1, lower is better.")
     # ranks (lower is better): RFE's 1 for the selected features, then 2, 3, ...
     return np.argsort(arr, kind="stable"), -arr, "ranking_ (ranks)"
 
 
-def rank_estimator(estimator: Any, d: int) -> tuple[np.ndarray, np.ndarray, str]:
+def rank_estimator(estimator: Any, d: int, *, constant: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, str]:
     """(ranking, scores, source) of a fitted estimator by the module's rule: the first of
     ``ranking_``, ``scores_``, ``feature_importances_``, ``coef_`` it has (see the module
     docstring). ``scores`` are such that ``rank_by_scores(scores)`` is the ranking (for a
     ``ranking_``, d, d - 1, ... 1 along it, or minus the ranks). PluginError when it has none
-    of them or one that is not a vector of d numbers (for ``coef_``, c x d)."""
+    of them, one that is not a vector of d numbers (for ``coef_``, c x d), a ``ranking_`` that
+    ranks nothing, or NaN scores but for the features ``constant`` marks (the module's rule)."""
     owner = type(estimator).__name__
     for attr in RANKING_ATTRIBUTES:
         try:
@@ -99,12 +140,13 @@ def rank_estimator(estimator: Any, d: int) -> tuple[np.ndarray, np.ndarray, str]
             coef = np.asarray(value, dtype=float)
             if coef.ndim == 2 and coef.shape[1] == d:
                 norms = np.sqrt(np.sum(coef ** 2, axis=0))
-                return rank_by_scores(norms), norms, "coef_"
+                ranking, scores = rank_scores(norms, d, f"{owner}.coef_ (its column norms)", constant=constant)
+                return ranking, scores, "coef_"
             if coef.ndim == 1:
-                ranking, scores = rank_scores(np.abs(coef), d, f"{owner}.coef_")
+                ranking, scores = rank_scores(np.abs(coef), d, f"{owner}.coef_", constant=constant)
                 return ranking, scores, "coef_"
             raise PluginError(f"{owner}.coef_ has shape {coef.shape}; expected ({d},) or (classes, {d}).")
-        ranking, scores = rank_scores(value, d, f"{owner}.{attr}")
+        ranking, scores = rank_scores(value, d, f"{owner}.{attr}", constant=constant)
         return ranking, scores, attr
     raise PluginError(f"{owner} exposes none of ranking_, scores_, feature_importances_ or coef_ after fit, "
                       "so fsbench cannot rank features with it.", "class")
@@ -142,7 +184,9 @@ class ExternalSelector(BaseSelector):
     ``score_func``), ``estimator_`` (the fitted estimator), ``n_features_in_``, ``n_iter_`` when
     the estimator has one (the largest entry of an array, e.g. LogisticRegression's per class)
     and ``diagnostics_`` (the estimator's own, its scalar entries; else empty).
-    The estimator sees X as given and y coded 0..c-1.
+    The estimator sees X as given and y coded 0..c-1. Its scores may be NaN only for features
+    constant in X (the module's rule); fsbench fits it on its own copy of X
+    (:func:`fsbench.fitting.fit_selector`), so it may change it.
     """
 
     _parameter_constraints: dict = {
@@ -198,16 +242,19 @@ class ExternalSelector(BaseSelector):
         for attr in ("estimator_", "n_iter_", "diagnostics_"):
             if hasattr(self, attr):
                 delattr(self, attr)
+        # before the user's code runs: it may change X (NaN is excused for what was constant)
+        constant = np.all(X == X[:1], axis=0)
         if self.score_func is not None:
             result = self.score_func(X, y, **self._kwargs())
             name = getattr(self.score_func, "__name__", type(self.score_func).__name__)
-            ranking, scores = rank_scores(_score_function_scores(result), d, f"The scores of {name}")
+            ranking, scores = rank_scores(_score_function_scores(result), d, f"The scores of {name}",
+                                          constant=constant)
             source = "score_func"
         else:
             est = self.make_estimator()
             est.fit(X, y)
             self.estimator_ = est
-            ranking, scores, source = rank_estimator(est, d)
+            ranking, scores, source = rank_estimator(est, d, constant=constant)
             n_iter = getattr(est, "n_iter_", None)
             if n_iter is not None and np.size(n_iter) and np.issubdtype(np.asarray(n_iter).dtype, np.number):
                 self.n_iter_ = int(np.max(n_iter))
