@@ -1,9 +1,14 @@
-"""Experiment -> independent tasks -> joblib; rankings cached; every finished task saved, with
-its ranking (rankings.csv.gz).
+"""Experiment -> independent tasks -> worker processes; rankings cached; every finished task
+saved, with its ranking (rankings.csv.gz).
 
 A task is one (dataset, repeat, fold, selector). Its seed derives from the config seed and
 its identity only, so the rows do not depend on n_jobs or on the order tasks finish in; a
 killed run loses only the tasks in flight, and running it again resumes.
+
+Tasks run in worker processes (:mod:`fsbench.workers`), one at ``n_jobs`` 1 too: a selector
+that calls ``sys.exit`` or crashes its process fails its own task (failures.csv names the exit
+status or signal; the next run retries it) and the run goes on. Workers return outcomes; this
+process, which holds the folder's lock, writes them (:func:`save_outcome`), as on a Dask cluster.
 
 Resuming never trusts a row it did not check: every row found in the folder (a task file, or
 runs.csv.gz from which task files are restored) must carry this configuration's fingerprint,
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import shutil
@@ -36,7 +42,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from fsbench import __version__
@@ -86,6 +91,7 @@ from fsbench.store import (
     write_task,
 )
 from fsbench.tasks import Task, fit_task_selector, selection_seed, task_data
+from fsbench.workers import Ended, run_jobs
 
 __all__ = ["MAX_SPLITS", "FitTimeout", "RunResult", "Task", "discard_tasks", "fit_selector", "plan",
            "ranking_key", "run_experiment", "run_task", "selection_seed", "time_limit"]
@@ -147,6 +153,7 @@ def run_experiment(
     on_task_done: Callable[[str], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     scheduler: str | None = None,
+    on_running: Callable[[list[tuple[str, float]]], None] | None = None,
 ) -> RunResult:
     """Run (or resume) an experiment and write its results to ``out_dir``.
 
@@ -157,7 +164,9 @@ def run_experiment(
     :func:`fsbench.datasets.load`. With ``skip_missing``, datasets whose files are not found
     are left out (and listed in the result and in config.yaml) instead of stopping the run.
     ``on_start(n_pending, n_total)`` and ``on_task_done(task_id)`` report progress, ``on_note``
-    what the run noticed (also in the result's ``notes``). Everything is validated before the
+    what the run noticed (also in the result's ``notes``); ``on_running`` receives, about every
+    second, the running tasks (:func:`describe_task`) and how long each has run, longest first,
+    so that a task that hangs is seen (local runs). Everything is validated before the
     first file is written; the folder is locked while the run writes it.
     """
     started = time.perf_counter()
@@ -244,7 +253,7 @@ def run_experiment(
                      f"kept rankings, or {RANKINGS_FILE} did not hold theirs); 'python -m fsbench.rankings "
                      f"{out_dir}' regenerates them once the run is finished")
             return _run_pending(experiment, tasks, checked.kept, data, out_dir, n_jobs, started, skipped,
-                                notes, on_start, on_task_done, client)
+                                notes, on_start, on_task_done, client, on_running)
         except OSError as exc:
             raise FsbenchError(f"{describe_os_error(exc, 'the results')}; every finished task is kept: free "
                                "space (or fix the folder) and run the same command again to resume.") from None
@@ -253,7 +262,8 @@ def run_experiment(
 def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data: dict[str, Any], out_dir: Path,
                  n_jobs: int, started: float, skipped: list[str], notes: list[str],
                  on_start: Callable[[int, int], None] | None,
-                 on_task_done: Callable[[str], None] | None, client: Any = None) -> RunResult:
+                 on_task_done: Callable[[str], None] | None, client: Any = None,
+                 on_running: Callable[[list[tuple[str, float]]], None] | None = None) -> RunResult:
     # Repetition-major: the first repetitions of every dataset finish before later ones start,
     # so an interrupted long run already covers every dataset (results do not depend on order).
     pending = sorted((t for t in tasks if t.id not in done), key=lambda t: (t.split.repeat, t.split.fold))
@@ -280,15 +290,24 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
                 n_run += 1
                 if on_task_done:
                     on_task_done(outcome.task_id)
-        elif pending:
-            parallel = Parallel(n_jobs=workers, return_as="generator_unordered")
-            for task_id in parallel(
-                delayed(run_task)(experiment, task, data[task.dataset].X, data[task.dataset].y, out_dir, threads)
-                for task in pending
-            ):
+        elif pending:  # worker processes compute (a dying one fails its task only), this process writes
+            arrays = {name: (np.asarray(data[name].X), np.asarray(data[name].y)) for name in data}
+            work = functools.partial(_compute_job, experiment, pending, arrays, out_dir / RANKINGS_DIR, threads)
+
+            def tick(running: list[tuple[int, float]]) -> None:
+                if on_running:
+                    on_running([(describe_task(pending[job]), seconds) for job, seconds in running])
+
+            for job, result in run_jobs(work, range(len(pending)), workers, on_tick=tick):
+                if isinstance(result, Ended):
+                    task = pending[job]
+                    result = TaskOutcome(task.id, failure=failure_record(
+                        experiment, task, f"the process running selector {task.selector.label} ended: "
+                        f"{result.reason}", result.seconds))
+                save_outcome(out_dir, result)
                 n_run += 1
                 if on_task_done:
-                    on_task_done(task_id)
+                    on_task_done(result.task_id)
         finished = True
     finally:
         # wall time of this invocation (an interrupted one too), for runs that span sessions
@@ -363,11 +382,20 @@ def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarra
         seconds = time.perf_counter() - t0  # the whole task: tuning, selection and evaluation
         return TaskOutcome(task.id, [{**row, "task_seconds": seconds} for row in rows], list(ranking))
     reason = str(failure).strip().splitlines()[0] if str(failure).strip() else ""
-    return TaskOutcome(task.id, failure={
-        "dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
-        "selector": task.selector.label, "method": task.selector.name,
-        "error": f"{type(failure).__name__}: {reason}" if reason else type(failure).__name__,
-        "seconds": time.perf_counter() - t0, "fingerprint": experiment.fingerprint()})
+    error = f"{type(failure).__name__}: {reason}" if reason else type(failure).__name__
+    return TaskOutcome(task.id, failure=failure_record(experiment, task, error, time.perf_counter() - t0))
+
+
+def failure_record(experiment: Experiment, task: Task, error: str, seconds: float) -> dict[str, Any]:
+    """What failures.csv says of a failed task (:data:`fsbench.store.FAILURE_COLUMNS`)."""
+    return {"dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
+            "selector": task.selector.label, "method": task.selector.name, "error": error,
+            "seconds": seconds, "fingerprint": experiment.fingerprint()}
+
+
+def describe_task(task: Task) -> str:
+    """A task as the progress line names it: ``glioma r0 f4 fisher``."""
+    return f"{task.dataset} r{task.split.repeat} f{task.split.fold} {task.selector.label}"
 
 
 def save_outcome(out_dir: Path, outcome: TaskOutcome) -> str:
@@ -384,6 +412,20 @@ def save_outcome(out_dir: Path, outcome: TaskOutcome) -> str:
 def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, out_dir: Path, threads: int) -> str:
     """Compute a task (:func:`compute_task`) and save its outcome (:func:`save_outcome`)."""
     return save_outcome(out_dir, compute_task(experiment, task, X, y, out_dir / RANKINGS_DIR, threads))
+
+
+def _compute_job(experiment: Experiment, tasks: list[Task], arrays: dict[str, tuple[np.ndarray, np.ndarray]],
+                 cache: Path, threads: int, job: int) -> TaskOutcome:
+    """A local worker process's part of task ``tasks[job]`` (:mod:`fsbench.workers`): compute and
+    return the outcome; the process holding the folder's lock writes it.
+
+    The worker writes only the rankings cache (``fit_selector`` saves each fit as it ends, so a
+    task interrupted half-way keeps its finished fits): each entry is written atomically under a
+    name that hashes everything it holds, so a late write would only add a valid entry, and a
+    worker dies with the run that started it (fsbench.workers)."""
+    task = tasks[job]
+    X, y = arrays[task.dataset]
+    return compute_task(experiment, task, X, y, cache, threads)
 
 
 def _compute_on_worker(task: Task, arrays: tuple[np.ndarray, np.ndarray], experiment: Experiment) -> TaskOutcome:

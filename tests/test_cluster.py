@@ -23,7 +23,8 @@ from fsbench.store import finished_tasks, load_rankings
 
 distributed = pytest.importorskip("distributed")
 
-TIMING = ["fit_seconds", "task_seconds"]
+# columns that differ between runs: wall-clock times, and the digest over rows that hold them
+TIMING = ["fit_seconds", "task_seconds", "rows_digest"]
 KEY = ["dataset", "repeat", "fold", "selector", "k"]
 
 

@@ -14,8 +14,8 @@ from fsbench.errors import FsbenchError
 from fsbench.runner import fit_selector, plan, run_experiment
 from fsbench.store import finished_tasks, load_runs
 
-# columns that legitimately differ between runs (wall-clock time)
-TIMING = ["fit_seconds", "task_seconds"]
+# columns that differ between runs: wall-clock times, and the digest over rows that hold them
+TIMING = ["fit_seconds", "task_seconds", "rows_digest"]
 
 
 class _Spec:
