@@ -48,7 +48,7 @@ from threadpoolctl import threadpool_limits
 from fsbench.errors import FsbenchError
 from fsbench.experiment import Experiment
 from fsbench.fitting import selector_identity
-from fsbench.resume import _Found, _rows_by_task, audit, per_selector, saved_rankings
+from fsbench.resume import _Found, _rows_by_task, audit, check_rows_digests, per_selector, saved_rankings
 from fsbench.runner import kept_ranking, plan
 from fsbench.store import (
     RANKINGS_DIR,
@@ -114,6 +114,12 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
                            f"config.yaml {fingerprint}; rankings are regenerated only for rows of the folder's "
                            "configuration: restore the folder's files or rerun the experiment.")
     rows = _rows_by_task(runs)
+    changed, _ = check_rows_digests(rows)
+    if changed:  # never ranked from rows that were edited: the run recomputes those tasks
+        say(f"Note: {len(changed)} tasks' rows in {out / RUNS_FILE} do not match their digest (changed after they "
+            f"were written; first {changed[0]}): no ranking is regenerated for them; run the experiment again to "
+            "recompute them")
+        rows = {t: r for t, r in rows.items() if t not in changed}
     saved, stale_note = saved_rankings(out, fingerprint)  # a damaged rankings.csv.gz stops here
     if stale_note:
         say(f"Note: {stale_note}")

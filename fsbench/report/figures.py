@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from fsbench.csvread import read_table
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
 from fsbench.report.plots import (
@@ -330,9 +331,9 @@ def objective_figure(results_dir: str | Path, out_dir: str | Path | None = None)
 
 
 def read_traces(path: str | Path) -> pd.DataFrame:
-    """Read an ``objective.csv`` written by :func:`fsbench.traces.write_traces`."""
+    """Read an ``objective.csv`` written by :func:`fsbench.traces.write_traces` (labels as strings)."""
     try:
-        traces = pd.read_csv(path)
+        traces = read_table(path, labels=("dataset", "selector", "method"))
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:

@@ -208,18 +208,29 @@ def save_figure(fig: Any, stem: str | Path) -> list[Path]:
     so no legend or label is clipped. The files carry no creation date or software version,
     so regenerating a figure from the same results rewrites the same bytes (committed figures
     do not change without a reason).
+
+    Both files are drawn in memory first, then each written atomically (a temporary file in the
+    same folder renamed into place, :func:`fsbench.store.atomic_write_bytes`): a drawing that
+    fails, or a killed process, leaves the previous figure whole, never a truncated one.
     """
+    import io
+
+    from fsbench.store import atomic_write_bytes
+
     stem = Path(stem)
     if stem.suffix in (".png", ".pdf"):
         stem = stem.with_suffix("")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext, metadata in (("png", {"Software": None}), ("pdf", {"CreationDate": None, "Producer": None})):
-        path = stem.parent / f"{stem.name}.{ext}"
-        fig.savefig(path, dpi=130, metadata=metadata, bbox_inches="tight", pad_inches=0.1)
-        paths.append(path)
-    pyplot().close(fig)
-    return paths
+    drawn = {}
+    try:
+        for ext, metadata in (("png", {"Software": None}), ("pdf", {"CreationDate": None, "Producer": None})):
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=ext, dpi=130, metadata=metadata, bbox_inches="tight", pad_inches=0.1)
+            drawn[stem.parent / f"{stem.name}.{ext}"] = buffer.getvalue()
+    finally:
+        pyplot().close(fig)
+    for path, data in drawn.items():
+        atomic_write_bytes(path, data)
+    return list(drawn)
 
 
 # ----------------------------------------------------------------------------- the curves

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from fsbench.csvread import read_table
 from fsbench.store import (
     COLUMNS,
     CONFIG_FILE,
@@ -152,7 +153,7 @@ def read_task_files(results_dir: Path) -> pd.DataFrame | None:
         return None
     df = pd.DataFrame(rows)
     df = df[[c for c in COLUMNS if c in df.columns] + sorted(c for c in df.columns if c not in COLUMNS)]
-    return pd.read_csv(StringIO(df.to_csv(index=False, float_format="%.17g")))
+    return read_table(StringIO(df.to_csv(index=False, float_format="%.17g")))  # labels stay strings
 
 
 def complete_runs(results_dir: Path, runs: pd.DataFrame) -> pd.DataFrame:

@@ -181,6 +181,24 @@ def _check_selectors(runs: pd.DataFrame, baseline: str | None) -> list[str]:
     return selectors
 
 
+def _single_split_notes(compared: pd.DataFrame) -> list[str]:
+    """A note naming the datasets (and k) compared over one split only: the per-dataset tests
+    pair splits, so they have no rows there (the ranks and the across-dataset tests pair the
+    datasets and still run)."""
+    from fsbench.stats import single_split_groups
+
+    single = single_split_groups(S.common_splits(compared)[0]) if len(compared) else []
+    if not single:
+        return []
+    datasets = list(dict.fromkeys(d for d, _ in single))
+    ks = sorted({k for _, k in single})
+    at = f"k = {ks[0]}" if len(ks) == 1 else f"k in {', '.join(map(str, ks))}"
+    return [f"{', '.join(datasets)} {'has' if len(datasets) == 1 else 'have'} one split ({at}), and the per-dataset "
+            "tests of pairwise.csv (corrected t-test, Wilcoxon, Bayesian) and selection stability compare two or "
+            "more splits, so they are left out there; run more repetitions (protocol.n_trials or n_repeats) to get "
+            "them"]
+
+
 # ----------------------------------------------------------------------------- the command
 def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: str | None = None,
               baseline: str | None = None, alpha: float = 0.05, rope: float = ROPE, out: Path | None = None,
@@ -210,6 +228,7 @@ def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: st
     check_writable_folder(out)
     compared, split_notes = S.common_splits(compared)
     notes += split_notes
+    notes += _single_split_notes(compared)
     friedman = S.ranks_and_friedman(compared, k_table, alpha)
     if friedman.dropped:
         notes.append(f"Left out of the ranks (absent from some {friedman.block_name}): {', '.join(friedman.dropped)}")
@@ -230,14 +249,29 @@ def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: st
     return Output(summary, notes, written)
 
 
+#: every file ``fsbench stats`` may write: a run replaces the previous run's set as a whole
+STATS_FILES = ("ranks.csv", "friedman.csv", "cd.png", "cd.pdf", "pairwise.csv", "stability.csv", "stability.png",
+               "stability.pdf", "cost.csv", "pareto.png", "pareto.pdf")
+
+
 def _write(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stability: pd.DataFrame | None,
            cost: pd.DataFrame, points: pd.DataFrame, selectors: list[str], alpha: float,
            classifier: str | None, runs: pd.DataFrame, at: str) -> list[Path]:
+    """Write the set of files into ``out``, replacing the previous set only once every file is
+    written (:func:`fsbench.report.output_set.replace_outputs`): a failure leaves it intact."""
+    from fsbench.report.output_set import replace_outputs
+
+    return replace_outputs(out, STATS_FILES, lambda folder: _write_files(
+        folder, friedman, pairwise, stability, cost, points, selectors, alpha, classifier, runs, at))
+
+
+def _write_files(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stability: pd.DataFrame | None,
+                 cost: pd.DataFrame, points: pd.DataFrame, selectors: list[str], alpha: float,
+                 classifier: str | None, runs: pd.DataFrame, at: str) -> list[Path]:
     from fsbench.report.plots import spread_captions
     from fsbench.report.stats_figures import cd_figure, pareto_figure, stability_figure
     from fsbench.store import atomic_write_text
 
-    out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
     def csv(name: str, table: pd.DataFrame) -> None:
