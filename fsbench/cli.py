@@ -92,7 +92,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     curves.png/.pdf to the results folder; only one run at a time may write a folder.
     """
     from fsbench.config import load_experiment
-    from fsbench.console import INTERRUPTED, Progress, sigterm_as_interrupt, stop_workers
+    from fsbench.console import INTERRUPTED, Progress, sigterm_as_interrupt
     from fsbench.report import format_table, plot_curves
     from fsbench.runner import run_experiment
     from fsbench.store import RANKINGS_FILE, atomic_write_text, load_failures
@@ -105,10 +105,9 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
             result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
                                     skip_missing=skip_missing, recompute_stale=recompute_stale,
                                     on_start=progress.start, on_task_done=progress.done, on_note=progress.note,
-                                    scheduler=scheduler)
-    except KeyboardInterrupt:
+                                    scheduler=scheduler, on_running=progress.running)
+    except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.workers)
         progress.close()
-        stop_workers()
         click.echo(f"\n{INTERRUPTED}", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
@@ -205,6 +204,7 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
         folder = Path(results_dir or Path("results") / "papers" / paper)
         home = folder if folder.is_dir() else folder.parent
         runs, (planned, skipped) = complete_runs(home, load_runs(folder)), planned_datasets(home)
+        _check_paper_folder(paper, home, runs, planned)
         parts = [format_paper_table(t, compare_table(t, runs, planned, skipped, classifier=classifier), fmt)
                  for t in TABLES[paper]]
         text = "\n".join(parts)
@@ -215,6 +215,29 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _check_paper_folder(paper: str, folder: Path, runs: Any, planned: list[str]) -> None:
+    """Refuse ``table --paper`` on a folder of another experiment: one sentence naming what it holds."""
+    import yaml
+
+    from fsbench.papers import other_papers_experiment, paper_datasets
+    from fsbench.store import CONFIG_FILE, planned_selectors
+
+    try:
+        doc = yaml.safe_load((folder / CONFIG_FILE).read_text()) if (folder / CONFIG_FILE).is_file() else None
+    except (yaml.YAMLError, OSError, UnicodeDecodeError):
+        doc = None
+    name = str(doc["name"]) if isinstance(doc, dict) and doc.get("name") is not None else None
+    datasets = list(dict.fromkeys([*map(str, runs["dataset"].unique()), *planned]))
+    selectors = list(dict.fromkeys([*map(str, runs["selector"].unique()), *planned_selectors(folder)]))
+    if not other_papers_experiment(paper, name, datasets, selectors):
+        return
+    what = f"experiment {name!r}" if name else "an experiment"
+    raise FsbenchError(f"{folder} holds {what} (datasets {', '.join(datasets)}), not the {paper} paper's "
+                       f"(datasets {', '.join(paper_datasets(paper))}); give the {paper} paper's results folder "
+                       f"(results/papers/{paper}, written by 'fsbench reproduce {paper}'), or leave out --paper "
+                       "for this folder's own table.")
 
 
 @main.command()
@@ -345,7 +368,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
 
 def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None,
                       recompute_stale: bool, scheduler: str | None = None) -> None:
-    from fsbench.console import INTERRUPTED, sigterm_as_interrupt, stop_workers
+    from fsbench.console import INTERRUPTED, sigterm_as_interrupt
     from fsbench.workflows.reproduce import run_config
 
     try:
@@ -353,8 +376,7 @@ def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: in
             run_config(config, out, data_dir=data_dir, n_jobs=n_jobs, recompute_stale=recompute_stale,
                        scheduler=scheduler, on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True),
                        on_note=lambda text: click.echo(f"  Note: {text}.", err=True))
-    except KeyboardInterrupt:
-        stop_workers()
+    except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.workers)
         click.echo(f"\n{INTERRUPTED}", err=True)
         sys.exit(EXIT_INTERRUPTED)
 
@@ -481,17 +503,23 @@ def datasets_info(name: str, data_dir: Path | None, label: str | None, x: str | 
     and sha256. --label, --x and --y are a config's label:, x: and y:.
     """
     from fsbench.datasets import data_dirs, locate, resolve
-    from fsbench.datasets.files import describe_data_file, looks_like_data_file
+    from fsbench.datasets.files import COMMAND_LINE_OPTIONS, describe_data_file, looks_like_data_file, not_a_file
     from fsbench.datasets.integrity import read_record
+    from fsbench.errors import ConfigError
 
     if looks_like_data_file(name):
-        click.echo(describe_data_file(Path(name), label=label, x=x, y=y))
+        click.echo(describe_data_file(Path(name), label=label, x=x, y=y, option_names=COMMAND_LINE_OPTIONS))
         return
+    try:
+        spec = resolve(name)
+    except ConfigError:
+        if Path(name).is_dir():  # a folder: say so, not "unknown dataset"
+            raise not_a_file(Path(name)) from None
+        raise
     if label is not None or x is not None or y is not None:
         raise FsbenchError(f"--label, --x and --y describe how to read a data file, and {name!r} is "
                            "not a path; give the file's path, or leave them out for a registered "
                            "dataset.")
-    spec = resolve(name)
     found = locate(spec.name, data_dir)
     click.echo(f"{spec.title} ({spec.name})")
     click.echo(f"  aliases:  {', '.join(spec.aliases) or '-'}")
