@@ -18,7 +18,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -122,12 +122,15 @@ def _unchanged(given: np.ndarray, seen: np.ndarray) -> bool:
     return bool(np.array_equal(given, seen, equal_nan=given.dtype.kind in "fc"))
 
 
+#: the words that mark, in a row's ``selector_warnings``, a fit that wrote into its input
+INPUT_WRITTEN = "wrote into the training data it was given"
+
+
 def input_written_warning(name: str, written: list[str]) -> str:
     """The warning recorded for a fit that wrote into its input (``written``: "X", "y")."""
     what = " and ".join(written)
-    return (f"selector {name} wrote into the training data it was given ({what}) while fitting; fsbench fits "
-            f"every selector on its own copy, so no result is affected, but the selector should copy {what} "
-            "before changing it")
+    return (f"selector {name} {INPUT_WRITTEN} ({what}) while fitting; fsbench fits every selector on its own "
+            f"copy, so no result is affected, but the selector should copy {what} before changing it")
 
 
 def fit_selector(
@@ -187,3 +190,22 @@ def fit_selector(
     if cache is not None:
         save_ranking(cache, key, ranking, np.asarray(selector.scores_, dtype=float), meta)
     return {"ranking": ranking, "scores": np.asarray(selector.scores_, dtype=float), **meta}
+
+
+def input_written_note(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """The run's note naming the selectors whose fits wrote into their input, from the result
+    rows' ``selector_warnings`` (:func:`input_written_warning`), with their number of tasks; None
+    when no fit did. For the runner, which gathers notes in the main process while fits run in
+    workers."""
+    tasks: dict[str, set[tuple[Any, ...]]] = {}
+    for row in rows:
+        text = row.get("selector_warnings")
+        if isinstance(text, str) and INPUT_WRITTEN in text:
+            label = str(row.get("selector"))
+            tasks.setdefault(label, set()).add((row.get("dataset"), row.get("repeat"), row.get("fold")))
+    if not tasks:
+        return None
+    named = ", ".join(f"{label} ({len(ids)} task{'s' if len(ids) > 1 else ''})" for label, ids in sorted(tasks.items()))
+    return (f"selectors that wrote into the training data they were given while fitting: {named}; fsbench fits every "
+            "selector on its own copy, so no result is affected, but such a selector should copy its input before "
+            "changing it (the rows' selector_warnings say so too)")

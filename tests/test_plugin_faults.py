@@ -31,7 +31,7 @@ from sklearn.svm import SVC
 from fsbench.cli import main
 from fsbench.config import load_experiment
 from fsbench.datasets import load
-from fsbench.fitting import fit_selector
+from fsbench.fitting import fit_selector, input_written_note
 from fsbench.plugins import (
     ExternalSelector,
     PluginError,
@@ -243,6 +243,11 @@ def test_a_plugin_editing_its_input_is_evaluated_as_if_it_had_worked_on_a_copy(p
         np.testing.assert_array_equal(rows[a]["n_correct"], rows[b]["n_correct"])
     assert rows["inplace"]["selector_warnings"].str.contains("wrote into the training data").all()
     assert not rows["oncopy"]["selector_warnings"].fillna("").str.contains("wrote into").any()
+    # the run's note, for the runner to give (fits run in workers, notes are the main process's)
+    assert input_written_note(runs.to_dict("records")).startswith(
+        "selectors that wrote into the training data they were given while fitting: inplace (2 tasks), "
+        "zeroes (2 tasks); ")
+    assert input_written_note(runs[runs.selector == "oncopy"].to_dict("records")) is None
     checked = 0
     for split in outer_splits(y0, experiment.protocol, experiment.seed, "digits"):
         scaler = StandardScaler().fit(X0[split.train])
@@ -395,8 +400,15 @@ def test_the_probe_does_not_warn_about_seeded_or_deterministic_plugins(plugins):
 def test_the_probe_names_a_plugin_that_writes_into_its_input_and_its_copies_keep_the_fits_equal(plugins):
     # InPlace shifts X in place: were the second probe fit given the first one's edited X, its
     # ranking could differ and it would be wrongly called non-deterministic
-    [message] = probe_warnings(resolve(class_path=f"{plugins}:InPlace"))
-    assert message.startswith(f"{plugins}:InPlace writes into the X it is given to fit")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        probe(resolve(class_path=f"{plugins}:InPlace"))
+    [warning] = caught
+    assert str(warning.message).startswith(f"{plugins}:InPlace writes into the X it is given to fit")
+    # attributed to the plugin's own class statement, where the user fixes it
+    source = Path(sys.modules[plugins].__file__)
+    assert warning.category is PluginWarning and Path(warning.filename) == source
+    assert source.read_text().splitlines()[warning.lineno - 1] == "class InPlace(BaseEstimator):"
 
 
 def test_a_probe_warning_reaches_the_user_on_stderr(plugins, tmp_path):
@@ -419,7 +431,8 @@ def test_a_probe_warning_reaches_the_user_on_stderr(plugins, tmp_path):
     done = subprocess.run([sys.executable, "-m", "fsbench.cli", "run", str(config), "--out", "out", "-q", "-j", "1"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
-    assert "PluginWarning" in done.stderr and f"{plugins}:Unseeded gave different rankings" in done.stderr
+    assert f"{plugins}.py:" in done.stderr and "PluginWarning" in done.stderr
+    assert f"{plugins}:Unseeded gave different rankings" in done.stderr
     for marker in ("PLUGIN-PYTHON-PRINT", "PLUGIN-C-PRINTF"):
         assert marker not in done.stdout
         # two probe fits, then one fit per task (2 tasks)

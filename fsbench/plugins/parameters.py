@@ -2,8 +2,9 @@
 its ``__init__``) or a score function (its keyword parameters after X, y) accepts, their
 defaults, and whether it takes ``random_state`` (fsbench then sets it from the task seed).
 
-Creating a default instance runs the user's code: that, like every call into it, runs under
-:func:`_quiet` (no warnings, no printed output).
+Creating a default instance runs the user's code: that runs under :func:`_quiet` (no warnings,
+no printed output). Fits, the probe's and a run's, send the plugin's printed output to standard
+error instead (:func:`fsbench.plugins.output_to_stderr`), where the user can read it.
 """
 
 from __future__ import annotations

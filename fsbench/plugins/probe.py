@@ -6,14 +6,17 @@ input, is warned about (:class:`PluginWarning`).
 
 Warnings
     The probe's checks that do not stop a run are Python warnings of category
-    :class:`PluginWarning`, issued while the config is read (``warnings.warn``): the
-    interpreter prints them on standard error (once each), a caller may record or format them
-    (``warnings.catch_warnings(record=True)``), and ``-W error::...`` turns them into errors.
+    :class:`PluginWarning`, issued while the config is read and attributed to the plugin's own
+    source line (its ``class`` or ``def``), so that the interpreter prints them on standard
+    error as ``plugin.py:12: PluginWarning: ...`` followed by that line; a caller may record or
+    format them (``warnings.catch_warnings(record=True)``), and ``-W error::UserWarning`` turns
+    them into errors.
 """
 
 from __future__ import annotations
 
 import difflib
+import inspect
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -151,14 +154,30 @@ def probe(spec: PluginSpec, params: Mapping[str, Any] | None = None,
                "self.random_state)), which fsbench sets from the config seed" if uses_random_state(spec) else
                "give it a random_state parameter and seed every random choice from it, which fsbench then sets "
                "from the config seed")
-        warnings.warn(f"{spec.path} gave different {differs} in two fits of the same {PROBE_SHAPE[0]} x "
-                      f"{PROBE_SHAPE[1]} probe problem with the same random_state, so two runs of one config "
-                      f"would give different rows: {fix}.", PluginWarning, stacklevel=2)
+        _warn(spec, f"{spec.path} gave different {differs} in two fits of the same {PROBE_SHAPE[0]} x "
+                    f"{PROBE_SHAPE[1]} probe problem with the same random_state, so two runs of one config would "
+                    f"give different rows: {fix}.")
     if wrote:
-        warnings.warn(f"{spec.path} writes into the X it is given to fit; fsbench fits every selector on its own "
-                      "copy, so no result is affected, but copy X before changing it (X = X - m or X = X.copy(), "
-                      "not X -= m).", PluginWarning, stacklevel=2)
+        _warn(spec, f"{spec.path} writes into the X it is given to fit; fsbench fits every selector on its own copy, "
+                    "so no result is affected, but copy X before changing it (X = X - m or X = X.copy(), not "
+                    "X -= m).")
     return one.ranked_by_
+
+
+def _warn(spec: PluginSpec, message: str) -> None:
+    """Issue a PluginWarning at the plugin's definition (its file and the line of its ``class`` or
+    ``def``), where the user will fix it; at the probe's caller when the source is unknown."""
+    try:
+        obj = inspect.unwrap(spec.obj)
+        filename = inspect.getsourcefile(obj)
+        lineno = inspect.getsourcelines(obj)[1]
+    except (TypeError, OSError):
+        filename = None
+    if not filename:
+        warnings.warn(message, PluginWarning, stacklevel=3)
+        return
+    module = getattr(obj, "__module__", None) or spec.path.partition(":")[0]
+    warnings.warn_explicit(message, PluginWarning, filename, lineno, module=module)
 
 
 def _probe_fit(spec: PluginSpec, params: dict[str, Any], X: np.ndarray, y: np.ndarray
