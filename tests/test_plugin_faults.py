@@ -329,6 +329,12 @@ def test_fisher_keeps_its_infinite_scores():
     assert fitted["ranking"][0] == 1 and fitted["ranking"][-1] == 3
 
 
+def test_a_single_feature_rank_is_a_ranking():
+    X, y = problem(d=1)
+    for ranking in ([0], [1]):  # an index, and a rank from 1 (RFE's)
+        np.testing.assert_array_equal(fit(ExternalSelector(Given, params={"ranking": ranking}), X, y).ranking_, [0])
+
+
 def test_fit_selector_raises_for_a_plugin_with_nan_scores(plugins):
     X, y = problem()
     with pytest.raises(PluginError, match="The scores of one_nan is NaN for 1 of the 12 features"):

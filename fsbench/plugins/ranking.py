@@ -108,7 +108,7 @@ def _rank_ranking(value: Any, d: int, owner: str) -> tuple[np.ndarray, np.ndarra
         scores = np.empty(d)
         scores[ranking] = np.arange(d, 0, -1, dtype=float)  # rank_by_scores(scores) == ranking
         return ranking, scores, "ranking_"
-    if np.all(arr == arr[0]):  # d > 1 here: one value for every feature orders nothing
+    if d > 1 and np.all(arr == arr[0]):  # one value for every feature orders nothing
         raise PluginError(f"{owner}.ranking_ gives all {d} features the same value ({arr[0]:g}), so it ranks none "
                           f"of them: set it to feature indices best first (a permutation of 0..{d - 1}) or to "
                           "ranks from 1, lower is better.")
