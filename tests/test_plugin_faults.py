@@ -171,7 +171,7 @@ def problem(seed: int = 0, n: int = 60, d: int = 12):
     rng = np.random.default_rng(seed)
     y = np.arange(n) % 3
     X = rng.standard_normal((n, d))
-    X[:, :3] += 2.0 * np.eye(3)[y]
+    X[:, :3] += 2.0 * np.eye(3)[y][:, :d]
     return X, y
 
 
