@@ -64,10 +64,24 @@ def canonical_value(value: Any) -> str | None:
 
 def _canonical_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     out = []
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     for row in rows:
-        items = sorted((str(k), text) for k, v in row.items()
-                       if k != DIGEST_COLUMN and (text := canonical_value(v)) is not None)
-        out.append(json.dumps(items, ensure_ascii=False, separators=(",", ":")))
+        items = []
+        for key, value in row.items():
+            kind = type(value)  # the common types first (canonical_value's rules, inlined for speed)
+            if kind is str:
+                text = value or None
+            elif kind is float:
+                text = (None if value != value else str(int(value)) if value.is_integer() and abs(value) < 2**53
+                        else repr(value))
+            elif kind is int:
+                text = str(value)
+            else:
+                text = canonical_value(value)
+            if text is not None and key != DIGEST_COLUMN:
+                items.append((str(key), text))
+        items.sort()
+        out.append(encode(items))
     return sorted(out)  # the order of a task's rows is not part of its values
 
 

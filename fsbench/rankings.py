@@ -115,11 +115,10 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
                            "configuration: restore the folder's files or rerun the experiment.")
     rows = _rows_by_task(runs)
     changed, _ = check_rows_digests(rows)
-    if changed:  # never ranked from rows that were edited: the run recomputes those tasks
+    if changed:  # their params may have been edited too: the next run recomputes them, rankings included
         say(f"Note: {len(changed)} tasks' rows in {out / RUNS_FILE} do not match their digest (changed after they "
-            f"were written; first {changed[0]}): no ranking is regenerated for them; run the experiment again to "
-            "recompute them")
-        rows = {t: r for t, r in rows.items() if t not in changed}
+            f"were written; first {changed[0]}): their rankings are refitted from the params they record, and the "
+            "next 'fsbench run' recomputes these tasks")
     saved, stale_note = saved_rankings(out, fingerprint)  # a damaged rankings.csv.gz stops here
     if stale_note:
         say(f"Note: {stale_note}")

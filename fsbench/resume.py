@@ -78,6 +78,9 @@ class _Found:
     # of from_runs); attached to rows only once the audit has trusted them
     rankings: dict[str, list[int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # ids (in rows) whose rows do not match their digest: checked like any row for their
+    # configuration (another one stops the run), then recomputed, never reused
+    changed: set[str] = field(default_factory=set)
 
 
 def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
@@ -90,12 +93,14 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
     files = finished_tasks(out_dir)
     rankings: dict[str, list[int]] = {}
     notes: list[str] = []
+    changed: set[str] = set()
     unverified = 0
     for task_id in sorted(files & planned):
         try:
             file = read_task_file(out_dir, task_id)
         except DigestMismatch as exc:
-            damaged.append(task_id)
+            rows[task_id] = exc.file.rows
+            changed.add(task_id)
             notes.append(f"task {task_id}: the task file {str(task_path(out_dir, task_id))!r} is recomputed: {exc}")
             continue
         except DamagedTaskFile:
@@ -115,24 +120,24 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
                 f"fingerprint {', '.join(sorted(recorded - {fingerprint}))}, this config's is {fingerprint}); "
                 "pass --force to replace them or --out to write elsewhere.")
         by_task = {t: records for t, records in _rows_by_task(runs).items() if t not in files}
-        changed, legacy = check_rows_digests(by_task)
-        for task_id in changed:
+        edited, legacy = check_rows_digests(by_task)
+        for task_id in edited:
             what = "is recomputed" if task_id in planned else "is dropped (its dataset is not run this time)"
             notes.append(f"task {task_id}: its rows in {str(out_dir / RUNS_FILE)!r} do not match their digest "
                          f"(they were changed after they were written); it {what}")
         for task_id, records in by_task.items():
-            if task_id not in changed:
-                rows[task_id] = records
-                from_runs.add(task_id)
+            rows[task_id] = records
+            from_runs.add(task_id)
+        changed.update(edited)
         unverified += len(legacy)
         if from_runs:
             saved, note = saved_rankings(out_dir, fingerprint)
-            rankings.update({t: r for t, r in saved.items() if t in from_runs})
+            rankings.update({t: r for t, r in saved.items() if t in from_runs - changed})
             notes += [note] if note else []
     if unverified:
         notes.append(f"{unverified} tasks hold rows written before fsbench recorded digests (their values cannot "
                      "be verified); they are kept")
-    return _Found(rows, from_runs, damaged, rankings, notes)
+    return _Found(rows, from_runs, damaged, rankings, notes, changed)
 
 
 def check_rows_digests(by_task: dict[str, list[dict[str, Any]]]) -> tuple[list[str], list[str]]:
@@ -208,6 +213,10 @@ def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pat
             raise FsbenchError(f"{str(out_dir)!r} holds rows of another configuration ({where}: {what} = "
                                f"{shown(found_rows)} where this config gives {shown(expected_rows)}); pass --force "
                                "to replace them or --out to write elsewhere.")
+        if task.id in found.changed:  # edited after it was written: recomputed (its file deleted first)
+            if task.id not in found.from_runs:
+                audit.damaged.append(task.id)
+            continue
         recorded = {r.get("code") for r in rows}
         label = task.selector.label
         if recorded <= {None} or all(isinstance(c, float) and np.isnan(c) for c in recorded):
@@ -235,7 +244,7 @@ def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pat
             audit.to_restore.append(task.id)
     # rows of tasks not planned now (a dataset skipped this time) are kept as they are
     planned = {t.id for t in tasks}
-    audit.to_restore += sorted(found.from_runs - planned)
+    audit.to_restore += sorted(found.from_runs - planned - found.changed)
     return audit
 
 

@@ -204,7 +204,12 @@ class DamagedTaskFile(Exception):
 
 
 class DigestMismatch(DamagedTaskFile):
-    """A task file whose values no longer match its digest (edited after it was written)."""
+    """A task file whose values no longer match its digest (edited after it was written); ``file``
+    holds what it reads, for checks that come first (whose configuration its rows are)."""
+
+    def __init__(self, message: str, file: TaskFile) -> None:
+        super().__init__(message)
+        self.file = file
 
 
 def read_task_file(out_dir: Path, task_id: str) -> TaskFile:
@@ -227,7 +232,8 @@ def read_task_file(out_dir: Path, task_id: str) -> TaskFile:
         raise DamagedTaskFile("its ranking is not a list of distinct feature indices")
     recorded = doc.get(TASK_DIGEST_KEY) if isinstance(doc, dict) else None
     if recorded is not None and recorded != task_digest(rows, ranking):
-        raise DigestMismatch("its rows or ranking do not match its digest: they were changed after it was written")
+        raise DigestMismatch("its rows or ranking do not match its digest: they were changed after it was written",
+                             TaskFile(rows, ranking, recorded))
     return TaskFile(rows, ranking, recorded)
 
 

@@ -79,18 +79,11 @@ def _rows(df):
             .sort_values(["dataset", "repeat", "fold", "selector", "k"]).reset_index(drop=True))
 
 
-def _counting(monkeypatch):
-    import fsbench.runner as runner_mod
-
-    ran = []
-    real = runner_mod.run_task
-
-    def counted(experiment, task, *args, **kwargs):
-        ran.append(task.id)
-        return real(experiment, task, *args, **kwargs)
-
-    monkeypatch.setattr(runner_mod, "run_task", counted)
-    return ran
+def _run(out, digits):
+    """Run the experiment into ``out``; returns the result and the ids of the tasks it computed."""
+    ran: list[str] = []
+    result = run_experiment(_experiment(), out, data=digits, n_jobs=1, on_task_done=ran.append)
+    return result, ran
 
 
 def _csv_rows(out):
@@ -98,7 +91,7 @@ def _csv_rows(out):
 
 
 # ----------------------------------------------------------------------------- task files
-def test_a_task_file_whose_numbers_were_changed_is_named_and_recomputed(finished, tmp_path, digits, monkeypatch):
+def test_a_task_file_whose_numbers_were_changed_is_named_and_recomputed(finished, tmp_path, digits):
     out = _copy(finished, tmp_path)
     original = _rows(load_runs(out))
     task_id = sorted(finished_tasks(out))[0]
@@ -107,8 +100,7 @@ def test_a_task_file_whose_numbers_were_changed_is_named_and_recomputed(finished
     doc["rows"][0]["accuracy"] = 0.999  # valid JSON, plausible number
     task_path(out, task_id).write_text(json.dumps(doc))
 
-    ran = _counting(monkeypatch)
-    result = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    result, ran = _run(out, digits)
     assert ran == [task_id]  # that task alone is recomputed
     named = [n for n in result.notes if task_id in n and "digest" in n]
     assert named and str(task_path(out, task_id)) in named[0]
@@ -121,33 +113,30 @@ def test_a_task_file_whose_numbers_were_changed_is_named_and_recomputed(finished
     pd.testing.assert_frame_equal(runs, original)
 
 
-def test_a_changed_ranking_in_a_task_file_is_recomputed(finished, tmp_path, digits, monkeypatch):
+def test_a_changed_ranking_in_a_task_file_is_recomputed(finished, tmp_path, digits):
     out = _copy(finished, tmp_path)
     task_id = sorted(finished_tasks(out))[-1]
     doc = json.loads(task_path(out, task_id).read_text())
     doc["ranking"][0], doc["ranking"][1] = doc["ranking"][1], doc["ranking"][0]
     task_path(out, task_id).write_text(json.dumps(doc))
-    ran = _counting(monkeypatch)
-    run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    _, ran = _run(out, digits)
     assert ran == [task_id]
 
 
-def test_a_task_file_written_before_digests_is_kept_with_a_note(finished, tmp_path, digits, monkeypatch):
+def test_a_task_file_written_before_digests_is_kept_with_a_note(finished, tmp_path, digits):
     out = _copy(finished, tmp_path)
     task_id = sorted(finished_tasks(out))[0]
     doc = json.loads(task_path(out, task_id).read_text())
     del doc["digest"]
     task_path(out, task_id).write_text(json.dumps(doc))
     assert read_task_file(out, task_id).digest is None
-    ran = _counting(monkeypatch)
-    result = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    result, ran = _run(out, digits)
     assert ran == []
     assert any("1 tasks hold rows written before fsbench recorded digests" in n for n in result.notes)
 
 
 # ----------------------------------------------------------------------------- runs.csv.gz
-def test_a_hand_edited_runs_file_restored_without_task_files_recomputes_that_task(finished, tmp_path, digits,
-                                                                                  monkeypatch):
+def test_a_hand_edited_runs_file_restored_without_task_files_recomputes_that_task(finished, tmp_path, digits):
     out = _copy(finished, tmp_path)
     original = _rows(load_runs(out))
     shutil.rmtree(out / "tasks")
@@ -160,22 +149,20 @@ def test_a_hand_edited_runs_file_restored_without_task_files_recomputes_that_tas
     lines[5] = ",".join(cells)
     (out / RUNS_FILE).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
 
-    ran = _counting(monkeypatch)
-    result = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    result, ran = _run(out, digits)
     assert len(ran) == 1 and ran[0].startswith(f"digits__r{int(edited['repeat']):03d}f00__{edited['selector']}__")
     assert any(ran[0] in n and "runs.csv.gz" in n and "digest" in n for n in result.notes)
     pd.testing.assert_frame_equal(_rows(result.runs), original)
 
 
-def test_digests_survive_a_tool_that_rewrites_the_csv_faithfully(finished, tmp_path, digits, monkeypatch):
+def test_digests_survive_a_tool_that_rewrites_the_csv_faithfully(finished, tmp_path, digits):
     # shortest float repr instead of %.17g, columns and rows reordered, no compression level in common
     out = _copy(finished, tmp_path)
     shutil.rmtree(out / "tasks")
     df = _csv_rows(out)
     df = df[list(reversed(df.columns))].iloc[::-1]
     (out / RUNS_FILE).write_bytes(gzip.compress(df.to_csv(index=False).encode(), compresslevel=1))
-    ran = _counting(monkeypatch)
-    result = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    result, ran = _run(out, digits)
     assert ran == [] and not any("digest" in n for n in result.notes)
 
 
@@ -206,14 +193,13 @@ def test_every_task_of_a_new_runs_file_carries_the_digest_of_its_rows(finished):
         assert set(mine[DIGEST_COLUMN]) == {rows_digest(rows)}
 
 
-def test_a_runs_file_written_before_digests_resumes_unchanged_with_a_note(finished, tmp_path, digits, monkeypatch):
+def test_a_runs_file_written_before_digests_resumes_unchanged_with_a_note(finished, tmp_path, digits):
     out = _copy(finished, tmp_path)
     shutil.rmtree(out / "tasks")
     df = _csv_rows(out).drop(columns=DIGEST_COLUMN)
     (out / RUNS_FILE).write_bytes(gzip.compress(df.to_csv(index=False, float_format="%.17g").encode(), mtime=0))
     before = (out / RUNS_FILE).read_bytes()
-    ran = _counting(monkeypatch)
-    result = run_experiment(_experiment(), out, data=digits, n_jobs=1)
+    result, ran = _run(out, digits)
     assert ran == []
     assert any("6 tasks hold rows written before fsbench recorded digests" in n for n in result.notes)
     assert (out / RUNS_FILE).read_bytes() == before  # same rows: the legacy file is not rewritten
