@@ -196,8 +196,8 @@ def main() -> None:
                     f"{clock.seconds:.2f} ({100 * clock.seconds / t_ours:.0f}%) | {t_theirs / clock.seconds:.2f}x |")
             lines.append(line)
             print(line, flush=True)
-    footer = [f"Load average {os.getloadavg()[0]:.2f} at the end. fsbench's kernel route: "
-              f"{linear_libsvm.MODE['kernel']}.",
+    footer = [f"Load average {os.getloadavg()[0]:.2f} at the end. fsbench's kernel: the ordered sum of "
+              "fsbench.fixed_order, precomputed.",
               "",
               "*ceiling*: scikit-learn's time over the time fsbench spends inside LIBSVM's compiled fit and "
               "predict. Identical solutions mean LIBSVM's solver runs the same iterations (its working-set "

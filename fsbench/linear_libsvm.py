@@ -5,8 +5,9 @@
 the same numbers (every prediction, hence every count, chosen C and inner accuracy) faster:
 
 - **One kernel matrix per k, shared by every fold, every C and the refit.** The linear kernel of
-  the training part's top-k columns is computed once per k; each inner fold's training and
-  validation blocks are slices of it, and so is the refit's; only the test rows' block is new.
+  the training part's top-k columns is computed once per k, continuing the previous k's sums;
+  each inner fold's training and validation blocks are slices of it, and so is the refit's; only
+  the test rows' block is new.
   scikit-learn's plain route recomputes each entry inside every fit (7 C x 8 folds) and in every
   one-vs-one subproblem of a fit.
 - **LIBSVM called directly** (``sklearn.svm._libsvm.fit`` and ``predict``, the functions
@@ -17,25 +18,22 @@ the same numbers (every prediction, hence every count, chosen C and inner accura
   fixed-parameter selector's) is evaluated once. A cached count is the count the computation
   gives, so rows do not depend on n_jobs or on the order tasks run in.
 
-Why the solutions are the same, not just close. ``SVC(kernel="precomputed")`` runs LIBSVM's
-solver on the same dual problem as ``SVC(kernel="linear")``; the two differ only in where a
-kernel value comes from. LIBSVM (as bundled in scikit-learn, ``svm.cpp``) takes a linear
-kernel value ``K(x, z)`` from BLAS ``ddot(x, z)`` on the k-vectors, in training (the Q matrix,
-its diagonal) and in prediction alike, and looks the value up in the given matrix when the
-kernel is precomputed. :func:`linear_kernel` computes every entry with numpy's ``vecdot``,
-which calls BLAS ``ddot`` on the same two contiguous k-vectors, so the entries are the same
-doubles, and LIBSVM then performs the same floating-point operations in the same order (the
+Which kernel values. LIBSVM's ``kernel="linear"`` takes ``K(x, z)`` from BLAS ``ddot``, whose
+kernel OpenBLAS chooses per CPU: the Haswell kernel sums a vector shorter than 16 in order, the
+SkylakeX kernel fuses each product into the sum, and both sum longer vectors in SIMD-shaped
+blocks, so the last bits of a kernel value, and with them a prediction at a tie, depend on the
+machine (measured: a GLIOMA test sample whose decision value is 0 in exact arithmetic came out
+-8.9e-16 on one kernel and +6.7e-16 on the other, which moved the row's count from 3 to 4). Here
+the kernel is fsbench's: every entry is the products of the k features summed in the ranking's
+order, one rounding each (:func:`fsbench.fixed_order.linear_kernel`), the same bits on every
+machine; LIBSVM gets it as ``kernel="precomputed"``, in training (the Q matrix, its diagonal) and in
+prediction alike, and then performs the same floating-point operations in the same order (the
 working-set selection, the shrinking, the stopping test, ``rho``, the one-vs-one votes with ties
-to the first class): the same iterates, support vectors, coefficients and predictions, bit for
-bit. A Gram matrix from ``X @ X.T`` (dgemm) or grown by rank-k updates sums in another order and
-changes a kernel entry's last bits, which changes a prediction in rare near-ties; ``ddot`` is
-also what keeps one matrix per k exact (its order depends on the vector length, so the k-th
-matrix is not the (k-10)-th plus a block). Whether numpy's ``ddot`` agrees with the one LIBSVM
-calls (they are two builds of OpenBLAS in the wheels) is checked, not assumed: every kernel
-matrix has two of its columns recomputed by LIBSVM itself (a model with one support vector of
-coefficient 1 returns ``K(x, sv)`` as its decision value); on any difference the process
-switches to ``kernel="linear"`` with direct LIBSVM calls (:data:`MODE`), which is exact by
-construction and still skips the per-fit overhead.
+to the first class) on any machine. This is ``SVC(kernel="linear")`` wherever BLAS's ``ddot``
+sums in that order (OpenBLAS's Haswell kernel below 16 features: bit for bit); elsewhere the two
+differ only where a row is decided by rounding. A sum in order also makes the kernels of every k
+one computation: the kernel of the first k features is that of the first k - 10 continued by ten
+more terms (:func:`fsbench.fixed_order.extend_linear_kernel`), bit for bit.
 
 What it does not change: the tuning rules (:func:`fsbench.protocol.best_point` chooses C),
 the pooled inner accuracy (correct / total over the folds), the folds, the classes' encoding and
@@ -57,9 +55,8 @@ import numpy as np
 from sklearn.svm import SVC
 from sklearn.svm import _libsvm as libsvm
 
-#: "precomputed" while numpy's ddot agrees with LIBSVM's, "linear" after a disagreement (and with
-#: numpy < 2, which has no ``vecdot``)
-MODE = {"kernel": "precomputed" if hasattr(np, "vecdot") else "linear"}
+from fsbench import fixed_order
+
 #: counts cached per process, the least recently used dropped first (an entry is about 200 bytes)
 _CACHE: OrderedDict[bytes, Any] = OrderedDict()
 CACHE_SIZE = 50_000
@@ -107,28 +104,16 @@ def solver_for(estimators: Sequence[Any]) -> tuple[Solver, list[float]] | None:
 
 
 # ----------------------------------------------------------------------------- kernels
-def linear_kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``K[i, j] = ddot(A[i], B[j])``, each entry by BLAS ``ddot`` on contiguous rows (as LIBSVM)."""
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    B = np.ascontiguousarray(B, dtype=np.float64)
-    return np.vecdot(A[:, None, :], B[None, :, :])
-
-
 def libsvm_kernel_column(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """LIBSVM's own linear kernel ``K(A[i], b)`` for every row: the decision values of a two-class
-    model whose support vectors are ``b`` (coefficient 1) and ``b`` (coefficient 0), rho 0."""
+    """LIBSVM's own linear kernel ``K(A[i], b)`` (BLAS ``ddot``) for every row: the decision values
+    of a two-class model whose support vectors are ``b`` (coefficient 1) and ``b`` (coefficient 0),
+    rho 0. Not used by the evaluation (its bits depend on the CPU); benchmarks compare with it."""
     A = np.ascontiguousarray(A, dtype=np.float64)
     SV = np.ascontiguousarray(np.vstack([b, b]), dtype=np.float64)
     dec = libsvm.decision_function(A, np.array([0, 1], dtype=np.int32), SV, np.array([1, 1], dtype=np.int32),
                                    np.array([[1.0, 0.0]]), np.array([0.0]), np.empty(0), np.empty(0),
                                    svm_type=0, kernel="linear")
     return dec[:, 0]
-
-
-def _agrees(A: np.ndarray, B: np.ndarray, K: np.ndarray) -> bool:
-    """Whether two columns of K (the first and the last) equal LIBSVM's own kernel values."""
-    cols = sorted({0, B.shape[0] - 1})
-    return all(np.array_equal(K[:, j], libsvm_kernel_column(A, B[j])) for j in cols)
 
 
 # ----------------------------------------------------------------------------- LIBSVM calls
@@ -165,19 +150,6 @@ def _counts(train: np.ndarray, y_train: np.ndarray, evaluate: np.ndarray, y_eval
                                cache_size=solver.cache_size)
         out[j] = int(np.sum(classes[codes.astype(np.intp)] == y_evaluate))
     return out
-
-
-def _kernel(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray | None:
-    """The kernel of A's rows with B's (A's by default), checked against LIBSVM's; None in linear
-    mode, or when the check fails (which switches the process to linear mode)."""
-    if MODE["kernel"] != "precomputed":
-        return None
-    B = A if B is None else B
-    K = linear_kernel(A, B)
-    if not _agrees(A, B, K):
-        MODE["kernel"] = "linear"
-        return None
-    return K
 
 
 # ----------------------------------------------------------------------------- cache
@@ -219,19 +191,44 @@ def clear_cache() -> None:
 
 # ----------------------------------------------------------------------------- the protocol's steps
 class _Columns:
-    """The first k columns of a ranking, and their kernel over the rows of X, computed once and
-    only when a count is not cached."""
+    """The first k columns of a ranking, and their kernels over the training rows and the test
+    rows, computed only when a count is not cached, continuing the kernels of ``previous`` (the
+    same ranking's columns for a smaller k) when it computed them."""
 
-    def __init__(self, X: np.ndarray, cols: np.ndarray):
-        self.A = np.ascontiguousarray(X[:, cols])
+    def __init__(self, X: np.ndarray, cols: np.ndarray, X_test: np.ndarray | None = None,
+                 previous: _Columns | None = None):
+        self.X, self.cols, self.X_test = X, np.asarray(cols), X_test
+        self.A = np.ascontiguousarray(X[:, self.cols])
         self._K: np.ndarray | None = None
-        self._done = False
+        self._K_test: np.ndarray | None = None
+        self._previous = previous if previous is not None and _extends(previous.cols, self.cols) else None
 
     @property
-    def K(self) -> np.ndarray | None:
-        if not self._done:
-            self._K, self._done = _kernel(self.A), True
-        return self._K if MODE["kernel"] == "precomputed" else None
+    def K(self) -> np.ndarray:
+        if self._K is None:
+            self._K = self._continue(self._previous._K if self._previous else None, self.A)
+        return self._K
+
+    @property
+    def K_test(self) -> np.ndarray:
+        if self._K_test is None:
+            B = np.ascontiguousarray(self.X_test[:, self.cols])
+            self._K_test = self._continue(self._previous._K_test if self._previous else None, B)
+        return self._K_test
+
+    def _continue(self, start: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+        if start is None:
+            return fixed_order.linear_kernel(rows, self.A)
+        done = self._previous.cols.size
+        return fixed_order.extend_linear_kernel(start.copy(), rows[:, done:], self.A[:, done:])
+
+    def forget_previous(self) -> None:
+        """Drop the link to the smaller k's kernels (memory), once this k has what it needs."""
+        self._previous = None
+
+
+def _extends(shorter: np.ndarray, longer: np.ndarray) -> bool:
+    return shorter.size <= longer.size and np.array_equal(longer[:shorter.size], shorter)
 
 
 def _data_key(X: np.ndarray, y: np.ndarray, Cs: Sequence[float], solver: Solver) -> bytes:
@@ -254,27 +251,17 @@ def fold_counts(y: np.ndarray, fit: np.ndarray, val: np.ndarray, columns: _Colum
     found = _recall(key)
     if found is None:
         K = columns.K
-        if K is None:
-            A = columns.A
-            found = _counts(A[fit], y[fit], A[val], y[val], Cs, solver, "linear")
-        else:
-            found = _counts(K[np.ix_(fit, fit)], y[fit], K[np.ix_(val, fit)], y[val], Cs, solver, "precomputed")
+        found = _counts(K[np.ix_(fit, fit)], y[fit], K[np.ix_(val, fit)], y[val], Cs, solver, "precomputed")
         _remember(key, found)
     return found
 
 
-def refit_count(y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray, cols: np.ndarray, columns: _Columns,
-                C: float, solver: Solver, key: bytes) -> int:
+def refit_count(y_train: np.ndarray, y_test: np.ndarray, columns: _Columns, C: float, solver: Solver,
+                key: bytes) -> int:
     """Correct test predictions of the refit on the whole training part (cached under ``key``)."""
     found = _recall(key)
     if found is None:
-        B = np.ascontiguousarray(X_test[:, cols])
-        K = columns.K
-        K_test = _kernel(B, columns.A) if K is not None else None
-        if K is None or K_test is None:
-            found = _counts(columns.A, y_train, B, y_test, [C], solver, "linear")
-        else:
-            found = _counts(K, y_train, K_test, y_test, [C], solver, "precomputed")
+        found = _counts(columns.K, y_train, columns.K_test, y_test, [C], solver, "precomputed")
         _remember(key, found)
     return int(found[0])
 
@@ -296,9 +283,12 @@ def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray,
         groups.setdefault(digest(np.asarray(ranking)[:max(ks)]), []).append(f)
     for members in groups.values():
         ranking = np.asarray(rankings[members[0]])
+        columns = None
         for i, k in enumerate(ks):
             cols = ranking[:k]
-            out[i] += _pooled(y, [folds[f] for f in members], _Columns(X, cols), cols, Cs, solver, data_key)
+            columns = _Columns(X, cols, previous=columns)
+            out[i] += _pooled(y, [folds[f] for f in members], columns, cols, Cs, solver, data_key)
+            columns.forget_previous()
     return out
 
 
@@ -321,15 +311,17 @@ def evaluate(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_tes
     test_key = digest(X_train, y_train, X_test, y_test, solver)
     grid = np.zeros((len(ks), len(Cs)))
     chosen, counts = [], []
+    columns = None
     for i, k in enumerate(ks):
         cols = np.asarray(ranking)[:k]
-        columns = _Columns(X_train, cols)
+        columns = _Columns(X_train, cols, X_test, previous=columns)
         if folds:
             grid[i] = _pooled(y_train, folds, columns, cols, Cs, solver, inner_key) / total
             j = choose(grid[i])
         else:
             j = 0
         chosen.append(j)
-        counts.append(refit_count(y_train, X_test, y_test, cols, columns, float(Cs[j]), solver,
+        counts.append(refit_count(y_train, y_test, columns, float(Cs[j]), solver,
                                   digest(test_key, cols, float(Cs[j]))))
+        columns.forget_previous()
     return grid, chosen, counts

@@ -76,6 +76,7 @@ from fsbench import linear_liblinear, linear_libsvm
 from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
 from fsbench.errors import FsbenchError
 from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
+from fsbench.fixed_order import column_sums
 
 
 def derive_seed(*parts: Any) -> int:
@@ -149,14 +150,20 @@ def check_inner_cv(y_train: np.ndarray, inner: InnerCVConfig, dataset: str) -> i
 def standardize(X: np.ndarray, train: np.ndarray, test: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """Z-score every feature; the mean and std come from the training part, all data, or nowhere.
 
-    A feature with zero standard deviation is only centred.
+    ``mean = s / n`` and ``std = sqrt(sum((x - mean)^2) / n)`` with every sum in sample order
+    (:func:`fsbench.fixed_order.column_sums`), so the standardized data has the same bits on every
+    machine (they equal numpy's ``mean`` and ``std`` on a C-ordered matrix of two or more
+    features). A feature with zero standard deviation is only centred.
     """
+    X = np.asarray(X, dtype=np.float64)
     X_train, X_test = X[train], X[test]
     if mode == "none":
         return np.array(X_train, dtype=float), np.array(X_test, dtype=float)
     ref = X_train if mode == "train" else X
-    mean = ref.mean(axis=0)
-    std = ref.std(axis=0)
+    n = ref.shape[0]
+    mean = column_sums(ref) / n
+    centred = ref - mean
+    std = np.sqrt(column_sums(np.multiply(centred, centred, out=centred)) / n)
     std[std == 0] = 1.0
     return (X_train - mean) / std, (X_test - mean) / std
 

@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from fsbench.errors import ConfigError
+from fsbench.fixed_order import column_sums
 from fsbench.selectors.base import BaseSelector, count, real
 
 DISCRETIZATIONS = ("mean_std", "quantile")
@@ -99,8 +100,9 @@ def discretize(X: np.ndarray, method: str = "mean_std", std_factor: float = 1.0,
     n = X.shape[0]
     if method == "mean_std":
         t = check_float("std_factor", std_factor, 0.0)
-        z = X - X.mean(axis=0)
-        std = np.sqrt(np.einsum("ij,ij->j", z, z) / max(n - 1, 1))
+        # sums in sample order (fsbench.fixed_order): the same states on every machine
+        z = X - column_sums(X) / n
+        std = np.sqrt(column_sums(z * z) / max(n - 1, 1))
         with np.errstate(divide="ignore", invalid="ignore"):
             z /= std
         z[:, std == 0] = 0.0

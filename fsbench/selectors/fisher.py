@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsbench.fixed_order import column_sums, group_sums
 from fsbench.selectors import register
 from fsbench.selectors.base import BaseSelector
 
 
 def class_moments(X: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-class counts (c,), means (c, d) and within-class sums of squares (d,)."""
+    """Per-class counts (c,), means (c, d) and within-class sums of squares (d,).
+
+    Every sum runs in sample order (:mod:`fsbench.fixed_order`), not through BLAS, whose kernel,
+    chosen per CPU, would set the scores' last bits and so the order of features tied in exact
+    arithmetic (features with the same values, as on GLIOMA).
+    """
     counts = np.bincount(y, minlength=n_classes).astype(float)
-    onehot = np.zeros((X.shape[0], n_classes))
-    onehot[np.arange(X.shape[0]), y] = 1.0
-    means = (onehot.T @ X) / counts[:, None]
-    within = ((X - means[y]) ** 2).sum(axis=0)
+    means = group_sums(X, y, n_classes) / counts[:, None]
+    dev = X - means[y]
+    within = column_sums(np.multiply(dev, dev, out=dev))
     return counts, means, within
 
 
@@ -26,8 +31,8 @@ def fisher_scores(X: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
     varying between classes scores +inf; a constant feature scores 0.
     """
     counts, means, within = class_moments(X, y, n_classes)
-    overall = X.mean(axis=0)
-    between = counts @ (means - overall) ** 2
+    overall = column_sums(X) / X.shape[0]
+    between = column_sums(counts[:, None] * (means - overall) ** 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         scores = between / within
     scores[(between == 0)] = 0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fsbench.fixed_order import column_sums, group_sums
 from fsbench.selectors import register
 from fsbench.selectors.base import BaseSelector
 
@@ -19,19 +20,18 @@ def one_vs_rest_t(X: np.ndarray, y: np.ndarray, n_classes: int, equal_var: bool 
     """
     n = X.shape[0]
     counts = np.bincount(y, minlength=n_classes).astype(float)
-    onehot = np.zeros((n, n_classes))
-    onehot[np.arange(n), y] = 1.0
-    means = (onehot.T @ X) / counts[:, None]
+    # sums in sample order, not through BLAS (fsbench.fixed_order: the same bits on every machine)
+    means = group_sums(X, y, n_classes) / counts[:, None]
     dev = np.take(means, y, axis=0)
     np.subtract(X, dev, out=dev)
     np.square(dev, out=dev)
-    ss = onehot.T @ dev
+    ss = group_sums(dev, y, n_classes)
     t = np.empty((n_classes, X.shape[1]))
     for k in range(n_classes):
         rest = np.arange(n_classes) != k
         n_k, n_r = counts[k], n - counts[k]
-        mean_r = counts[rest] @ means[rest] / n_r
-        ss_r = ss[rest].sum(axis=0) + counts[rest] @ (means[rest] - mean_r) ** 2
+        mean_r = column_sums(counts[rest, None] * means[rest]) / n_r
+        ss_r = column_sums(ss[rest]) + column_sums(counts[rest, None] * (means[rest] - mean_r) ** 2)
         if equal_var:
             se2 = (ss[k] + ss_r) / max(n - 2, 1) * (1 / n_k + 1 / n_r)
         else:
