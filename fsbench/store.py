@@ -4,16 +4,19 @@
 A results directory holds::
 
     config.yaml        the resolved experiment (what ran), with its fingerprint
-    tasks/<id>.json    one file per finished task (dataset x repeat x fold x selector): its rows and
-                       its ranking
+    tasks/<id>.json    one file per finished task (dataset x repeat x fold x selector): its rows, its
+                       ranking and their digest
     cache/rankings/    selector rankings keyed by a hash of their inputs
-    runs.csv.gz        one row per (dataset, repeat, fold, selector, k), built from tasks/
+    runs.csv.gz        one row per (dataset, repeat, fold, selector, k), built from tasks/; each task's
+                       rows carry the digest of their values (``rows_digest``)
     rankings.csv.gz    each task's first max(n_features) features, best first, built from tasks/
                        by the same writer (:func:`write_rankings`)
 
 Every file is written to a temporary name and renamed into place, so a killed run leaves
 only whole files behind (and temporary ones, which the next writer of the folder removes). A
 process writing a results folder holds its lock (:func:`locked`), released when it exits or dies.
+Digests (:mod:`fsbench.digests`) let a resume detect values changed after they were written;
+labels are read as strings (:mod:`fsbench.csvread`).
 """
 
 from __future__ import annotations
