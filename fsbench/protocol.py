@@ -302,6 +302,27 @@ def _evaluate_one(
     return rows
 
 
+def refit_count(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+                columns: np.ndarray, spec: ClassifierSpec, point: dict[str, Any], seed: int) -> int:
+    """Correct test predictions of the classifier at grid point ``point``, fitted on the training
+    part's ``columns``: the protocol's final step for one k, through the route
+    :func:`evaluate_ranking` takes (the ordered linear kernel for the built-in linear_svm), so a
+    stored ranking replayed here gives its row's count on any machine."""
+    columns = np.asarray(columns)
+    estimators = [make_classifier(spec, point, seed)]
+    fast = linear_libsvm.solver_for(estimators)
+    if fast is not None:
+        solver, Cs = fast
+        return int(linear_libsvm.evaluate(X_train, y_train, X_test, y_test, columns, [columns.size], [], Cs,
+                                          solver, lambda row: 0)[2][0])
+    fast_linear = _liblinear_route(estimators, y_train, X_train, X_test)
+    if fast_linear is not None:
+        linear_solver, Cs = fast_linear
+        return int(linear_liblinear.evaluate(X_train, y_train, X_test, y_test, columns, [columns.size], [], Cs,
+                                             linear_solver, lambda row: 0)[2][0])
+    return _accuracy(estimators[0], X_train[:, columns], y_train, X_test[:, columns], y_test)[0]
+
+
 def evaluate_ranking(
     X_train: np.ndarray,
     y_train: np.ndarray,

@@ -26,10 +26,10 @@ import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from fsbench.classifiers import as_spec, make_classifier
+from fsbench.classifiers import as_spec
 from fsbench.errors import FsbenchError
 from fsbench.experiment import Experiment
-from fsbench.protocol import _accuracy
+from fsbench.protocol import refit_count
 from fsbench.rankings import check_folder, load_data
 from fsbench.store import (
     RANKINGS_FILE,
@@ -61,15 +61,15 @@ def _point(spec: Any, row: pd.Series) -> dict[str, Any]:
 def _replay(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, ranking: np.ndarray,
             rows: pd.DataFrame) -> list[tuple[int, int, int]]:
     """(k, replayed n_correct, recorded n_correct) of every row of the task that differs: the
-    protocol's final refit and count (fsbench.protocol._accuracy) with the grid point the row records."""
+    protocol's final refit and count (fsbench.protocol.refit_count) with the grid point the row records."""
     data = task_data(experiment, task, X, y)
     spec = as_spec(experiment.classifier)
     differ = []
     with threadpool_limits(1):  # as the runner: the same floating-point reductions
         for _, row in rows.iterrows():
             cols = ranking[: int(row["k"])]
-            n_correct, _ = _accuracy(make_classifier(spec, _point(spec, row), data.eval_seed),
-                                     data.X_train[:, cols], data.y_train, data.X_test[:, cols], data.y_test)
+            n_correct = refit_count(data.X_train, data.y_train, data.X_test, data.y_test, cols, spec,
+                                    _point(spec, row), data.eval_seed)
             if n_correct != int(row["n_correct"]):
                 differ.append((int(row["k"]), n_correct, int(row["n_correct"])))
     return differ

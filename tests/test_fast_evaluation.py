@@ -363,3 +363,21 @@ def test_committed_rankings_give_the_plain_route_s_rows(paper, dataset, repeats,
             assert pd.DataFrame(fast).equals(pd.DataFrame(plain))
             checked += 1
     assert checked >= 10
+
+
+@pytest.mark.parametrize("name", ["duplicates", "wine"])
+def test_a_replayed_refit_counts_as_the_evaluation(name):
+    """protocol.refit_count (what 'fsbench rankings check' replays a stored ranking with) takes the
+    evaluation's route: the count of OrderedLinearSVC for linear_svm, of the estimator for knn."""
+    X, y = PROBLEMS[name]()
+    X_train, y_train, X_test, y_test = _split(X, y)
+    ranking = _ranking(X_train, y_train)
+    for k in (1, 4, 9):
+        cols = ranking[:k]
+        svm = classifier_spec("linear_svm", params={"C": 0.5})
+        expected = np.sum(OrderedLinearSVC(C=0.5).fit(X_train[:, cols], y_train).predict(X_test[:, cols]) == y_test)
+        assert protocol.refit_count(X_train, y_train, X_test, y_test, cols, svm, {}, 3) == expected
+        knn = classifier_spec("knn")
+        plain = make_classifier(knn, {}, 3).fit(X_train[:, cols], y_train)
+        assert protocol.refit_count(X_train, y_train, X_test, y_test, cols, knn, {}, 3) == np.sum(
+            plain.predict(X_test[:, cols]) == y_test)
