@@ -309,7 +309,7 @@ def main(configs: Path, results: Path) -> None:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(2)
     except OSError as exc:  # an unreadable or unwritable file: the atomic writes left each file whole
-        click.echo(f"Error: {describe_os_error(exc, 'migrating the results')}; fix that and run the migration "
+        click.echo(f"Error: {describe_os_error(exc, 'the migrated results')}; fix that and run the migration "
                    "again (it finishes what it started).", err=True)
         sys.exit(2)
 
