@@ -55,6 +55,7 @@ from fsbench.experiment import (
     InnerCVConfig,
     ProtocolConfig,
     SelectorConfig,
+    reads_as_missing,
 )
 from fsbench.yamlio import Located, Reader, join_key, load_yaml
 
@@ -116,6 +117,7 @@ def parse_experiment(
     for i, item in enumerate(r.sequence(top["datasets"], "datasets")):
         path = join_key("datasets", i)
         if isinstance(item.value, dict):
+            _refuse_missing_name(r, item, path, "name", "dataset name")
             data_file, data = parse_data_file(r, item, path, Path(base_dir) if base_dir else Path.cwd())
             spec = _FileSpec(data_file.name, data.n_features)
             data_files.append(data_file)
@@ -141,6 +143,8 @@ def parse_experiment(
         r.fail(top["classifiers"], "classifiers", "give 'classifier' (one) or 'classifiers' (a list), not both.")
     classifier = parse_classifier(r, top.get("classifier"))
     classifiers = parse_classifiers(r, top["classifiers"]) if "classifiers" in top else ()
+    for i, item in enumerate(top["classifiers"].value if classifiers else ()):
+        _refuse_missing_name(r, item, join_key("classifiers", i), "label", "classifier label")
     n_features = _parse_n_features(r, top["n_features"])
     for spec in specs:
         if spec.n_features and max(n_features) > spec.n_features:
@@ -151,6 +155,7 @@ def parse_experiment(
     selectors: list[SelectorConfig] = []
     for i, item in enumerate(r.sequence(top["selectors"], "selectors")):
         sel = parse_selector(r, item, join_key("selectors", i), standardize=standardize)
+        _refuse_missing_name(r, item, join_key("selectors", i), "label", "selector label")
         if any(s.label == sel.label for s in selectors):
             r.fail(item, join_key("selectors", i),
                    f"label {sel.label!r} is used twice; give each entry a distinct 'label'.")
@@ -163,6 +168,29 @@ def parse_experiment(
         n_jobs=n_jobs, description=description, source=source,
         base_dir=str(base_dir) if base_dir is not None else None,
     )
+
+
+def _refuse_missing_name(r: Reader, item: Located, path: str, key: str, what: str) -> None:
+    """Refuse an entry whose ``key`` (else its ``name``, which then labels it) is a string pandas
+    reads as missing ('NA', 'None', 'null', 'nan', '', ...): its rows would come back from
+    runs.csv.gz without a name, and ``run``, ``table``, ``plot`` and the rerun would fail after
+    every task had run."""
+    field = key if isinstance(item.value, dict) and key in item.value else "name"
+    if isinstance(item.value, str):
+        node, where = item, path
+    elif isinstance(item.value, dict):
+        node, where = item.value.get(field), join_key(path, field)
+    else:
+        return
+    if node is None or not isinstance(node.value, str) or not reads_as_missing(node.value):
+        return
+    if field != key:  # the entry's name labels it
+        what = f"{what.split()[0]} name {node.value!r} (its {key}, as none is given)"
+        fix = f"give it a {key}"
+    else:
+        what, fix = f"{what} {node.value!r}", f"give another {key}"
+    r.fail(node, where, f"the {what} would be read back from runs.csv.gz as a missing value (pandas reads '', NA, "
+                        f"N/A, None, null, nan and the like so, in any case); {fix}.")
 
 
 def _parse_protocol(r: Reader, node: Located | None) -> ProtocolConfig:

@@ -16,6 +16,17 @@ RESERVED_PARAMS = {
     "n_features_to_select": "fsbench sets it from n_features",
     "random_state": "fsbench derives it from the config seed and the task",
 }
+#: the strings pandas reads as a missing value by default (``pandas._libs.parsers.STR_NA_VALUES``),
+#: lower-cased: a selector, classifier or dataset named so is written to runs.csv.gz as that
+#: string and read back as NaN, which no table, plot or rerun can use
+MISSING_NAMES = frozenset({"", "#n/a", "#n/a n/a", "#na", "-1.#ind", "-1.#qnan", "-nan", "1.#ind", "1.#qnan",
+                           "<na>", "n/a", "na", "nan", "null", "none"})
+
+
+def reads_as_missing(name: str) -> bool:
+    """Whether pandas would read ``name`` back from a CSV as a missing value (in any case, and
+    with surrounding spaces: the strings of :data:`MISSING_NAMES`)."""
+    return name.strip().lower() in MISSING_NAMES
 
 
 # ----------------------------------------------------------------------------- the schema

@@ -6,6 +6,13 @@ as booleans. fsbench composes the document into PyYAML's node tree (which keeps 
 every node) and resolves plain scalars itself with the YAML 1.2 core schema, so
 ``1e-3`` is 0.001, ``10:30`` stays the string ``'10:30'`` (and a number-typed key then
 rejects it by name), and only ``true``/``false`` are booleans.
+
+A config is small, so what YAML allows beyond that is refused before validation, in one
+sentence naming the file and line: a document that expands to more than :data:`MAX_NODES`
+values (aliases of aliases, the "billion laughs": seven levels of ten make 10^7 values from a
+dozen lines), nesting deeper than :data:`MAX_DEPTH`, and any tag but YAML's own scalar and
+collection tags (``!foo 3``, ``!!python/tuple``, ``!!binary``, ``!!timestamp``, ``!!set``),
+which PyYAML's node tree keeps but which fsbench would otherwise drop without a word.
 """
 
 from __future__ import annotations
@@ -26,6 +33,15 @@ _INT_HEX = re.compile(r"0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)$")
 _NAN = re.compile(r"\.(nan|NaN|NAN)$")
+
+#: values (scalars, lists, mappings) a document may expand to, aliases counted each time used
+MAX_NODES = 100_000
+#: lists and mappings nested in each other
+MAX_DEPTH = 50
+_YAML_TAG = "tag:yaml.org,2002:"
+#: tags a config may write (``!!str 10`` is the string '10'); the others are refused by name
+_SCALAR_TAGS = {f"{_YAML_TAG}{t}" for t in ("str", "int", "float", "bool", "null")} | {"!"}
+_COLLECTION_TAGS = {"sequence": {f"{_YAML_TAG}seq", "!"}, "mapping": {f"{_YAML_TAG}map", "!"}}
 
 
 def resolve_plain_scalar(text: str) -> Any:
@@ -67,15 +83,82 @@ class Located:
         return self.value
 
 
-def _convert(node: yaml.Node, source: str) -> Located:
-    line = node.start_mark.line + 1
-    if isinstance(node, yaml.ScalarNode):
-        if node.style is None:  # plain (unquoted) scalar
-            return Located(resolve_plain_scalar(node.value), line)
-        return Located(node.value, line)  # quoted or block scalar: always a string
-    if isinstance(node, yaml.SequenceNode):
-        return Located([_convert(item, source) for item in node.value], line)
-    if isinstance(node, yaml.MappingNode):
+class _Composer(yaml.SafeLoader):
+    """PyYAML's safe composer, recording on each node the tag written in the file (``written_tag``,
+    None when there is none: the node tree's ``tag`` does not tell a written tag from a resolved
+    one) and refusing nesting deeper than :data:`MAX_DEPTH` before Python's recursion limit."""
+
+    source = "<config>"
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        is_alias = isinstance(event, yaml.AliasEvent)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise ConfigError(f"{self.source}:{event.start_mark.line + 1}: lists and mappings are nested more "
+                                  f"than {MAX_DEPTH} deep; a config needs a few levels, so flatten it.")
+            node = super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+        if not is_alias:
+            node.written_tag = getattr(event, "tag", None)
+        return node
+
+
+class _Converter:
+    """The node tree as ``Located`` values, counting every value made (an alias once per use)."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.made = 0
+        self.top: tuple[str, int] | None = None  # the top-level key being converted, and its line
+
+    def __call__(self, node: yaml.Node) -> Located:
+        line = node.start_mark.line + 1
+        self.made += 1
+        if self.made > MAX_NODES:
+            key, at = self.top or ("", line)
+            raise ConfigError(f"{self.source}:{at}: {key + ': ' if key else ''}the YAML expands to more than "
+                              f"{MAX_NODES:,} values (aliases such as '*name' repeated inside each other); write "
+                              "the values out instead of nesting aliases.")
+        tag = getattr(node, "written_tag", None)
+        if isinstance(node, yaml.ScalarNode):
+            return Located(self._scalar(node, tag, line), line)
+        kind = "sequence" if isinstance(node, yaml.SequenceNode) else "mapping"
+        if tag is not None and tag not in _COLLECTION_TAGS.get(kind, ()):
+            self._refuse_tag(tag, line)
+        if isinstance(node, yaml.SequenceNode):
+            return Located([self(item) for item in node.value], line)
+        return self._mapping(node, line)
+
+    def _refuse_tag(self, tag: str, line: int) -> None:
+        shown = "!!" + tag[len(_YAML_TAG):] if tag.startswith(_YAML_TAG) else tag
+        raise ConfigError(f"{self.source}:{line}: the YAML tag {shown!r} is not supported (fsbench reads plain "
+                          "values, lists and mappings); remove the tag, or quote the value to make it a string.")
+
+    def _scalar(self, node: yaml.ScalarNode, tag: str | None, line: int) -> Any:
+        if tag is None:
+            if node.style is None:  # plain (unquoted) scalar
+                return resolve_plain_scalar(node.value)
+            return node.value  # quoted or block scalar: always a string
+        if tag not in _SCALAR_TAGS:
+            self._refuse_tag(tag, line)
+        if tag in ("!", f"{_YAML_TAG}str"):
+            return node.value  # '! 10' and '!!str 10' are the string '10'
+        value = resolve_plain_scalar(node.value)
+        expected = {"int": int, "float": float, "bool": bool, "null": type(None)}[tag[len(_YAML_TAG):]]
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not expected:
+            raise ConfigError(f"{self.source}:{line}: {node.value!r} is not a valid "
+                              f"!!{tag[len(_YAML_TAG):]}; write the value without the tag.")
+        return value
+
+    def _mapping(self, node: yaml.MappingNode, line: int) -> Located:
+        source = self.source
+        root = self.top is None and self.made == 1
         out: dict[str, Located] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
@@ -87,15 +170,20 @@ def _convert(node: yaml.Node, source: str) -> Located:
                 raise ConfigError(
                     f"{source}:{key_node.start_mark.line + 1}: key {key!r} appears twice in the same mapping; keep one."
                 )
-            out[key] = _convert(value_node, source)
+            if getattr(key_node, "written_tag", None) not in (None, "!", f"{_YAML_TAG}str"):
+                self._refuse_tag(key_node.written_tag, key_node.start_mark.line + 1)
+            if root:
+                self.top = (key, key_node.start_mark.line + 1)
+            out[key] = self(value_node)
         return Located(out, line)
-    raise ConfigError(f"{source}:{line}: unsupported YAML node.")  # pragma: no cover
 
 
 def load_yaml(text: str, source: str = "<config>") -> Located:
     """Parse one YAML document into ``Located`` values; syntax errors become ConfigError."""
+    loader = _Composer(text)
+    loader.source = source
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -103,9 +191,11 @@ def load_yaml(text: str, source: str = "<config>") -> Located:
         raise ConfigError(f"{where}: malformed YAML ({problem}); fix the syntax at that line.") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: malformed YAML ({exc}); fix the syntax.") from None
+    finally:
+        loader.dispose()
     if node is None:
         raise ConfigError(f"{source}: the file is empty; write an experiment (see configs/quickstart.yaml).")
-    return _convert(node, source)
+    return _Converter(source)(node)
 
 
 # ----------------------------------------------------------------------------- validation

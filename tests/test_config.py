@@ -191,3 +191,75 @@ def test_invalid_selector_parameter_value_is_rejected_before_running():
 def test_integral_float_for_an_integer_parameter():
     text = BASE.replace("selectors: [fisher]", "selectors:\n  - name: relieff\n    params: {n_neighbors: 1e1}")
     assert parse(text).selectors[0].params_dict == {"n_neighbors": 10}
+
+
+# ----------------------------------------------------------------------------- names pandas reads as missing
+def _pandas_missing_strings() -> list[str]:
+    """pandas' default missing-value strings, each checked here to come back from a CSV as NaN
+    (the independent reference: pandas itself), and their case variants (a reader that lists
+    them, or a later pandas, reads those as missing too)."""
+    import io
+
+    import pandas as pd
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    default = pd.read_csv(io.StringIO("label\n" + "\n".join(sorted(STR_NA_VALUES - {""})) + "\n"))
+    assert default["label"].isna().all() and len(default) == len(STR_NA_VALUES) - 1
+    return sorted({v for s in STR_NA_VALUES for v in (s, s.lower(), s.upper(), s.title(), f" {s} ")})
+
+
+@pytest.mark.parametrize("value", _pandas_missing_strings())
+def test_labels_and_names_pandas_reads_as_missing_are_refused(value):
+    quoted = value.replace("'", "''")
+    message = reject(BASE.replace("selectors: [fisher]", f"selectors: [fisher, {{name: random, label: '{quoted}'}}]"),
+                     "exp.yaml:8", "selectors[1].label", repr(value), "missing value")
+    assert message.count("\n") == 0
+    plain = BASE.replace("classifier:\n  name: linear_svm\n  C: [0.1, 1]\n",
+                         f"classifiers: [knn, {{name: linear_svm, label: '{quoted}'}}]\n")
+    reject(plain, "classifiers[1].label", repr(value))
+
+
+@pytest.mark.parametrize("label", ["nana", "NA1", "none-control", "na_filter", "n-a", "0"])
+def test_labels_that_only_resemble_missing_values_are_kept(label):
+    exp = parse(BASE.replace("selectors: [fisher]", f"selectors: [fisher, {{name: random, label: '{label}'}}]"))
+    assert [s.label for s in exp.selectors] == ["fisher", label]
+
+
+# ----------------------------------------------------------------------------- YAML beyond a config
+@pytest.mark.parametrize(("text", "value"), [("!!str 10", "10"), ("! 10", "10"), ("!!int 10", 10),
+                                             ("!!float 1e-3", 0.001), ("!!float 2", 2.0), ("!!bool true", True),
+                                             ("!!null ~", None), ("!!str true", "true")])
+def test_yaml_core_tags_are_honoured(text, value):
+    got = load_yaml(f"a: {text}\n").plain()["a"]
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("tag", ["!foo", "!!python/tuple", "!!binary", "!!timestamp", "!!omap", "!custom"])
+def test_other_tags_are_refused_naming_the_tag_and_line(tag):
+    with pytest.raises(ConfigError) as info:
+        load_yaml(f"name: x\nseed: {tag} 3\n", "t.yaml")
+    assert str(info.value).startswith("t.yaml:2: ") and repr(tag) in str(info.value)
+
+
+def test_alias_bomb_is_refused_within_a_second():
+    # 7 levels of 10 aliases: 10^7 values (PyYAML's safe_load takes minutes and gigabytes)
+    import subprocess
+    import sys
+    import time
+
+    text = 'a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    for i in range(1, 8):
+        text += f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n"
+    script = ("import sys; from fsbench.yamlio import load_yaml\n"
+              "try:\n    load_yaml(sys.stdin.read(), 'bomb.yaml')\nexcept Exception as exc:\n    print(exc)\n")
+    subprocess.run([sys.executable, "-c", "import fsbench.yamlio"], check=True)  # imports warm in the cache
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", script], input=text, capture_output=True, text=True, timeout=60)
+    seconds = time.perf_counter() - start
+    assert "expands to more than 100,000 values" in out.stdout, out.stdout + out.stderr
+    assert seconds < 1.5, seconds  # a second of work at most, plus the interpreter's start
+
+
+def test_aliases_within_the_bound_still_work():
+    tree = load_yaml("grid: &g [1, 2, 3]\nother: *g\n").plain()
+    assert tree == {"grid": [1, 2, 3], "other": [1, 2, 3]}
