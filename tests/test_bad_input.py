@@ -136,6 +136,40 @@ def _report_without_results(folder: Path) -> list[str]:
     return ["report", "--configs", str(folder / "configs"), "--results", str(folder / "results")]
 
 
+def _alias_bomb(levels: int = 7) -> str:
+    """The "billion laughs": each level a list of ten aliases of the one before (10^levels values)."""
+    text = 'lol0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    for i in range(1, levels + 1):
+        text += f"lol{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n"
+    return text
+
+
+def _text_config(text: str) -> Callable[[Path], list[str]]:
+    return lambda f: ["run", str(_config(f, text)), "--out", str(f / "out"), "-q"]
+
+
+def _paper_table_of_another_experiment(folder: Path) -> list[str]:
+    return ["table", str(_results(folder)), "--paper", "rfs"]
+
+
+def _data_info(name: str, content: bytes | str | None, *options: str) -> Callable[[Path], list[str]]:
+    def setup(folder: Path) -> list[str]:
+        target = folder / name
+        if content is None:
+            target.mkdir()
+        elif isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content)
+        return ["datasets", "info", str(target), *options]
+
+    return setup
+
+
+_LABEL_FIRST = "class,a,b\n" + "".join(f"{'xy'[i % 2]},{i},{i % 3}\n" for i in range(20))
+_BINARY = bytes(range(256)) * 4
+_GZIP_NAMED_CSV = gzip.compress(_CSV.encode())
+
 CASES = [
     # the config file
     Case("config missing", lambda f: ["run", str(f / "nope.yaml")], ("does not exist",)),
@@ -160,6 +194,30 @@ CASES = [
     Case("C twice", _edit("C: 1", "C: [1, 1]"), ("twice",)),
     Case("n_jobs -5 in the config", lambda f: ["run", str(_config(f, GOOD + "n_jobs: -5\n")), "-q"],
          ("n_jobs", "-1 for all cores")),
+    # YAML beyond what a config needs: refused before validation, naming the file and line
+    Case("alias bomb", _text_config(GOOD + _alias_bomb()), ("c.yaml:12", "lol4", "expands to more than")),
+    Case("unknown tag", _edit("seed: 0", "seed: !foo 3"), ("c.yaml:2", "'!foo'", "tag")),
+    Case("python tag", _edit("seed: 0", "seed: !!python/tuple [1, 2]"), ("c.yaml:2", "'!!python/tuple'")),
+    Case("binary tag", _edit("seed: 0", "seed: !!binary aGVsbG8="), ("'!!binary'",)),
+    Case("set tag", _edit("seed: 0", "seed: !!set {a, b}"), ("'!!set'",)),
+    Case("timestamp tag", _edit("seed: 0", "seed: !!timestamp 2001-12-14"), ("'!!timestamp'",)),
+    Case("tag on a key", _edit("seed: 0", "!foo seed: 0"), ("'!foo'",)),
+    Case("int tag on a word", _edit("seed: 0", "seed: !!int three"), ("'three'", "!!int")),
+    Case("nested 60 deep", _edit("seed: 0", "seed: " + "[" * 60 + "]" * 60), ("c.yaml:2", "nested more than")),
+    # names pandas reads back from runs.csv.gz as missing values
+    Case("selector label NA", _selector('fisher, {name: random, label: "NA"}'),
+         ("c.yaml:5", "selectors[1].label", "'NA'", "missing value")),
+    Case("selector label empty", _selector('fisher, {name: random, label: ""}'), ("selectors[1].label", "''")),
+    Case("selector label None", _selector("fisher, {name: random, label: None}"), ("'None'",)),
+    Case("selector label N/a", _selector("fisher, {name: random, label: N/a}"), ("'N/a'",)),
+    Case("selector label <NA>", _selector("fisher, {name: random, label: '<NA>'}"), ("'<NA>'",)),
+    Case("plugin named nan", _selector("fisher, {name: nan, score_func: 'sklearn.feature_selection:f_classif'}"),
+         ("selectors[1].name", "'nan'", "give it a label")),
+    Case("dataset named null", _data_entry("{name: 'null', path: tox.csv}", {"tox.csv": _CSV}),
+         ("datasets[0].name", "'null'", "missing value")),
+    Case("dataset named #N/A", _data_entry("{name: '#N/A', path: tox.csv}", {"tox.csv": _CSV}), ("'#N/A'",)),
+    Case("classifier label NaN", _classifiers("knn, {name: linear_svm, label: NaN}"),
+         ("classifiers[1].label", "'NaN'")),
     # selectors and their parameters
     Case("unknown selector", _selector("fishr"), ("fishr", "fisher")),
     Case("duplicate label", _selector("fisher, fisher"), ("used twice",)),
@@ -209,6 +267,18 @@ CASES = [
                                                  {"tox.csv": _CSV}), ("'tox'", "twice")),
     Case("file under a registry name", _data_entry("{name: glioma, path: tox.csv}", {"tox.csv": _CSV}),
          ("registered dataset",)),
+    Case("binary bytes named .csv", _data_entry("{name: tox, path: tox.csv}", {"tox.csv": _BINARY}),
+         ("tox.csv", "not a text file", "0x00")),
+    Case("UTF-16 CSV", _data_entry("{name: tox, path: tox.csv}", {"tox.csv": _CSV.encode("utf-16")}),
+         ("UTF-16", "UTF-8")),
+    Case("gzip named .csv", _data_entry("{name: tox, path: tox.csv}", {"tox.csv": _GZIP_NAMED_CSV}),
+         ("gzip-compressed", ".gz")),
+    Case("xlsx named .csv", _data_entry("{name: tox, path: tox.csv}", {"tox.csv": b"PK\x03\x04" + _BINARY}),
+         ("ZIP archive", "CSV")),
+    Case("empty data file", _data_entry("{name: tox, path: tox.csv}", {"tox.csv": b""}), ("tox.csv", "is empty")),
+    Case("label column empty in every row",
+         _data_entry("{name: tox, path: tox.csv}", {"tox.csv": "a,b,class\n" + "1,2,\n3,4,NA\n" * 5}),
+         ("no label in any sample", "'class'", "label:")),
     # users' selectors and classifiers
     Case("plugin module missing", _selector("{name: mine, class: 'nosuchpkg.sel:Mine'}"), ("nosuchpkg",)),
     Case("plugin attribute missing", _selector("{name: mine, score_func: 'sklearn.feature_selection:f_clasif'}"),
@@ -231,6 +301,19 @@ CASES = [
     Case("info of an unknown dataset", lambda f: ["datasets", "info", "digitz"], ("digitz",)),
     Case("fetch of an unknown dataset", lambda f: ["datasets", "fetch", "digitz"], ("digitz",)),
     Case("fetch names and --all", lambda f: ["datasets", "fetch", "lung", "--all"], ("not both",)),
+    Case("info of a label-first CSV names --label", _data_info("toy.csv", _LABEL_FIRST),
+         ("column 'class'", "--label class")),
+    Case("info --label beyond the columns", _data_info("toy.csv", _LABEL_FIRST, "--label", "9"), ("--label 9",)),
+    Case("info --label of no column", _data_info("toy.csv", _LABEL_FIRST, "--label", "klass"),
+         ("'klass'", "set --label")),
+    Case("info of a folder", _data_info("data", None), ("is a folder", "data file")),
+    Case("info of a relative folder", lambda f: (f / "data").mkdir() or (f / "data" / "toy.csv").write_text(
+        _LABEL_FIRST) and ["datasets", "info", "data"], ("data is a folder", "data/toy.csv")),
+    Case("info of binary bytes", _data_info("x.csv", _BINARY), ("not a text file",)),
+    Case("info of CR-only binary", _data_info("x.txt", b"\x01\r\x02\r"), ("not a text file",)),
+    # tables
+    Case("paper table of another experiment", _paper_table_of_another_experiment,
+         ("experiment 'bad-input'", "not the rfs paper's", "leave out --paper")),
 ]
 
 
@@ -252,6 +335,8 @@ def test_bad_input_is_one_sentence_exit_2_and_writes_nothing(case: Case, tmp_pat
     assert message.startswith("Error: ") and "\n" not in message and "Traceback" not in message, message
     for fragment in case.says:
         assert fragment in message, message
+    if args[:2] == ["datasets", "info"]:
+        assert "label:" not in message, message  # the command's option is --label
     assert _snapshot(tmp_path) == before, "a refused command changed files"
     assert not (tmp_path / "out").exists()
 

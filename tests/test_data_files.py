@@ -463,3 +463,116 @@ def test_cli_datasets_info_of_a_file(tmp_path):
     # a registered name still describes the registry entry
     result = runner.invoke(main, ["datasets", "info", "BrainT2"])
     assert result.exit_code == 0 and "10367" in result.output
+
+
+# ----------------------------------------------------------------------------- line ends, encodings, bytes
+@pytest.mark.parametrize("sep", [",", ";", "\t", " "])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_old_mac_line_ends_read_as_lines(tmp_path, sep, compressed):
+    # CR-only files (classic Mac OS): csv.reader raised "new-line character seen in unquoted field"
+    X = toy_X(7)
+    text = table_text(X, WORDS, sep=sep, header=["a", "b", "c", "d", "e", "species"]).replace("\n", "\r")
+    path = tmp_path / ("old.csv.gz" if compressed else "old.csv")
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    got = read_data_file(path)
+    assert_read(got, X, WORD_CODES, ["setosa", "versicolor", "virginica"])
+    assert got.header and got.feature_names == ("a", "b", "c", "d", "e") and got.delimiter == sep
+
+
+def test_crlf_and_a_byte_order_mark_read_as_plain_utf8(tmp_path):
+    X = toy_X(8)
+    text = table_text(X, WORDS, header=["a", "b", "c", "d", "e", "species"])
+    for name, data in (("crlf.csv", text.replace("\n", "\r\n").encode()), ("bom.csv", text.encode("utf-8-sig")),
+                       ("both.csv", text.replace("\n", "\r\n").encode("utf-8-sig"))):
+        (tmp_path / name).write_bytes(data)
+        got = read_data_file(tmp_path / name)
+        assert_read(got, X, WORD_CODES, ["setosa", "versicolor", "virginica"])
+        assert got.feature_names == ("a", "b", "c", "d", "e") and got.label == "species"
+
+
+def test_a_long_header_line_across_read_chunks(tmp_path):
+    # the sample is read in growing chunks: a header of 20,000 columns spans several of them
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 9, size=(6, 20_000)).astype(float)
+    header = [f"g{j}" for j in range(20_000)] + ["class"]
+    path = tmp_path / "wide.csv"
+    path.write_text(table_text(X, ["a", "b"] * 3, header=header).replace("\n", "\r"))
+    got = read_data_file(path)
+    np.testing.assert_array_equal(got.X, X)
+    assert got.y.tolist() == [0, 1] * 3 and got.feature_names[-1] == "g19999"
+
+
+BINARY = {
+    "random bytes": (bytes(np.random.default_rng(0).integers(0, 256, 3000, dtype=np.uint8)), "not a text file"),
+    "NUL in a CSV": (b"a,b,class\n1,2,A\n3,\x00,B\n", "0x00"),
+    "UTF-16 text": ("a,b,class\n1,2,A\n3,4,B\n".encode("utf-16"), "UTF-16"),
+    "gzip without .gz": (gzip.compress(b"a,b,class\n1,2,A\n3,4,B\n"), "add .gz to its name"),
+    "xlsx": (b"PK\x03\x04\x14\x00\x06\x00" + bytes(100), "ZIP archive"),
+    "parquet": (b"PAR1\x15\x04" + bytes(100), "name it .parquet"),
+    "CR-only binary": (b"\x01\x02\r\x03\r" * 50, "not a text file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BINARY))
+@pytest.mark.parametrize("name", ["data.csv", "data.txt", "data.tsv"])
+def test_bytes_that_are_no_text_are_one_sentence(tmp_path, case, name):
+    content, says = BINARY[case]
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(DataError) as info:
+        read_data_file(path)
+    one_sentence(info, str(path), says)
+
+
+def test_latin1_text_is_still_read(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes("a,b,classe\n1,2,café\n3,4,thé\n5,6,café\n7,8,thé\n".encode("latin-1"))
+    assert read_data_file(path).classes.tolist() == ["café", "thé"]
+
+
+@pytest.mark.parametrize("name", ["e.csv", "e.csv.gz", "e.arff", "e.npz", "e.mat", "e.svm", "e.parquet"])
+def test_empty_file_of_every_format_is_one_sentence(tmp_path, name):
+    (tmp_path / name).write_bytes(b"")
+    with pytest.raises(DataError) as info:
+        read_data_file(tmp_path / name)
+    one_sentence(info, name, "is empty (0 bytes)")
+
+
+def test_a_label_column_empty_in_every_row(tmp_path):
+    path = _csv(tmp_path, "a,b,class\n" + "1,2,\n3,4,NA\n" * 4)
+    with pytest.raises(DataError) as info:
+        read_data_file(path)
+    one_sentence(info, "no label in any sample", "label column 'class'", "set label:")
+
+
+# ----------------------------------------------------------------------------- options named as the user sets them
+LABEL_FIRST = "class,a,b\n" + "".join(f"{'xy'[i % 2]},{i},{i % 3}\n" for i in range(12))
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    ({}, "set --label class if it is the class"),
+    ({"label": "7"}, "so --label 7 is beyond them"),
+    ({"label": "klass"}, "set --label to the class column's name"),
+    ({"x": "X"}, "--x does not apply"),
+])
+def test_the_command_line_names_its_options_and_a_config_its_keys(tmp_path, options, says):
+    from fsbench.datasets.files import COMMAND_LINE_OPTIONS
+
+    path = _csv(tmp_path, LABEL_FIRST, "toy.csv")
+    with pytest.raises(DataError) as info:
+        read_data_file(path, option_names=COMMAND_LINE_OPTIONS, **options)
+    assert "label:" not in one_sentence(info, says)
+    with pytest.raises(DataError) as info:  # a config's read names its keys
+        read_data_file(path, **options)
+    config_says = says.replace("--label", "label:").replace("--x", "x:")
+    one_sentence(info, config_says)
+    assert read_data_file(path, label="class", option_names=COMMAND_LINE_OPTIONS).classes.tolist() == ["x", "y"]
+
+
+def test_datasets_info_of_the_readme_example(tmp_path):
+    toy = Path(__file__).resolve().parents[1] / "examples" / "own_selector" / "toy.csv"
+    result = CliRunner().invoke(main, ["datasets", "info", str(toy)])
+    assert result.exit_code == 2 and "--label class" in result.output and "label:" not in result.output
+    result = CliRunner().invoke(main, ["datasets", "info", str(toy), "--label", "class"])
+    assert result.exit_code == 0 and "120 samples x 60 features, 3 classes" in result.output

@@ -20,7 +20,7 @@ from fsbench.datasets.loaders import (
     choose_mat_keys,
     read_mat,
 )
-from fsbench.datasets.user_data import UserData, _fail, _finish, _label_values, _reason
+from fsbench.datasets.user_data import UserData, _fail, _finish, _label_values, _option, _reason
 from fsbench.errors import DataError
 
 
@@ -40,7 +40,7 @@ def _arrays(path: Path, fmt: str, data: Any, labels: Any, keys: tuple[str, str],
         raise _fail(where, f"{exc} (variable {keys[1]!r}); store one label per sample") from None
     return _finish(name=name, path=path, fmt=fmt, sha256=sha256, X=X,
                    labels=_label_values(values), label_desc=f"label variable {keys[1]!r}",
-                   label_fix="y:", feature_desc=lambda j: f"feature {j}", variables=keys)
+                   label_fix=_option("y"), feature_desc=lambda j: f"feature {j}", variables=keys)
 
 
 def _missing_variables(where: str, exc: MatKeysNotFound, kind: str) -> DataError:
@@ -48,13 +48,13 @@ def _missing_variables(where: str, exc: MatKeysNotFound, kind: str) -> DataError
     if exc.missing:
         wanted = " and ".join(repr(m) for m in exc.missing)
         noun = "variables" if len(exc.missing) > 1 else "variable"
-        return _fail(where, f"has no {noun} {wanted} (it holds: {held}); set x: and y: to its "
-                            f"data and label variables")
+        return _fail(where, f"has no {noun} {wanted} (it holds: {held}); set {_option('x')} and "
+                            f"{_option('y')} to its data and label variables")
     pairs = " or ".join(f"{x}/{y}" for x, y in MAT_KEYS)
     if kind == "npz":
         pairs = pairs.replace("X/Y", "X/y") + " (in any case)"
     return _fail(where, f"has no data and label variables {pairs} (it holds: {held}); name them "
-                        "with x: and y: in the config")
+                        f"with {_option('x')} and {_option('y')}")
 
 
 def _read_mat_file(path: Path, x: str | None, y: str | None, *, name: str,

@@ -28,18 +28,39 @@ _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+(?:[eE][+-]?\d+)?")
 _DECIMAL_POINT = re.compile(r"[+-]?\d*\.\d+(?:[eE][+-]?\d+)?")
 
 
+_CHUNK = 1 << 16
+# bytes no text file holds: C0 controls but tab, line feed, vertical tab, form feed, carriage
+# return and DOS's end-of-file mark (0x1a); a NUL is also what UTF-16 text is full of
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x19\x1b-\x1f]")
+_UTF16 = "is text in UTF-16, which fsbench does not read; save it as UTF-8 (Excel: 'CSV UTF-8')"
+_MAGIC = ((b"\x1f\x8b", "is gzip-compressed but its name does not end in .gz; add .gz to its name"),
+          (b"PK\x03\x04", "is a ZIP archive (an Excel .xlsx workbook?), not delimited text; export the "
+                          "sheet as CSV"),
+          (b"PAR1", "is a Parquet file, not delimited text; name it .parquet"),
+          (b"\xff\xfe", _UTF16), (b"\xfe\xff", _UTF16))
+
+
 def _sample_lines(path: Path, compressed: bool) -> tuple[list[str], bool]:
-    """The first non-blank lines of a text file, decoded, and whether they decode as UTF-8."""
+    """The first non-blank lines of a text file, decoded, and whether they decode as UTF-8.
+
+    Lines end at a line feed, a carriage return followed by one, or a carriage return alone
+    (old Mac files; pandas reads those too). Bytes no text holds (NUL and other control
+    characters) are a DataError: the file is binary, or text in UTF-16.
+    """
     opener = gzip.open if compressed else open
-    raw: list[bytes] = []
-    size = 0
+    data = b""
     with opener(path, "rb") as fh:
-        for line in fh:
-            size += len(line)
-            if line.strip():
-                raw.append(line)
-            if len(raw) >= _SAMPLE_LINES or (size > _SAMPLE_BYTES and len(raw) >= 3):
+        while True:
+            chunk = fh.read(max(_CHUNK, len(data)))  # doubling: a few reads even for long lines
+            data += chunk
+            complete = data.splitlines(keepends=True)
+            if chunk and complete and not complete[-1].endswith((b"\n", b"\r")):
+                complete = complete[:-1]  # the last line may go on in the next chunk
+            raw = [line for line in complete if line.strip()]
+            if not chunk or len(raw) >= _SAMPLE_LINES or (len(data) > _SAMPLE_BYTES and len(raw) >= 3):
                 break
+    raw = raw[:_SAMPLE_LINES]
+    _refuse_binary(path, data)
     utf8 = True
     lines = []
     for i, line in enumerate(raw):
@@ -53,10 +74,27 @@ def _sample_lines(path: Path, compressed: bool) -> tuple[list[str], bool]:
     return lines, utf8
 
 
+def _refuse_binary(path: Path, sample: bytes) -> None:
+    """DataError when ``sample`` (the first bytes of the file, decompressed) is not text."""
+    found = _CONTROL.search(sample)
+    if found is None:
+        return
+    known = next((problem for magic, problem in _MAGIC if sample.startswith(magic)), None)
+    if known is not None:
+        raise _fail(str(path), known)
+    byte = found.group()[0]
+    raise _fail(str(path), f"is not a text file: it holds the control byte 0x{byte:02x} (at byte "
+                           f"{found.start()}), which text never does, so it is binary data or "
+                           "text in another encoding; give a CSV file saved as UTF-8 text")
+
+
 def _split(line: str, sep: str | None) -> list[str]:
     if sep is None:
         return line.split()
-    return next(csv.reader([line], delimiter=sep, skipinitialspace=True), [])
+    try:
+        return next(csv.reader([line], delimiter=sep, skipinitialspace=True), [])
+    except csv.Error:  # a stray line-break character inside the line: pandas decides
+        return line.split(sep)
 
 
 def _detect_delimiter(lines: list[str]) -> str | None:

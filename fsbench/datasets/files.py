@@ -7,6 +7,10 @@
 The format is chosen by the file's extension, ignoring case (:data:`EXTENSIONS`):
 
 - **Delimited text** (``.csv``, ``.tsv``, ``.txt``, each optionally gzip-compressed as ``.gz``).
+  Text is UTF-8 (a byte-order mark is skipped), else Latin-1; lines end in LF, CRLF or a CR
+  alone (old Mac files). A file holding bytes no text holds (NUL and the other control
+  characters but tab, form feed and vertical tab: binary data, UTF-16 text, a gzip or ZIP file
+  under a .csv name) is refused, naming what it looks like.
   The first 25 non-blank lines decide how the file is read. *Delimiter*: tab, semicolon or comma,
   whichever splits every one of those lines after the first into the same number (two or more)
   of fields, the first line having that many or one fewer (R's row names); when several do, the
@@ -66,6 +70,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +80,22 @@ from fsbench.datasets.arrays import _read_mat_file, _read_npz, _read_svmlight
 from fsbench.datasets.delimited import _DELIMITER_NAMES, _read_text
 from fsbench.datasets.paths import sha256_of
 from fsbench.datasets.tables import _read_arff, _read_parquet
-from fsbench.datasets.user_data import UserData, _fail, _quote_list, _reason
+from fsbench.datasets.user_data import (
+    CONFIG_OPTIONS,
+    UserData,
+    _fail,
+    _option,
+    _options_named,
+    _quote_list,
+    _reason,
+)
+from fsbench.errors import DataError
 
-__all__ = ["EXTENSIONS", "UserData", "describe", "describe_data_file", "format_of",
-           "looks_like_data_file", "read_data_file"]
+__all__ = ["COMMAND_LINE_OPTIONS", "CONFIG_OPTIONS", "EXTENSIONS", "UserData", "describe", "describe_data_file",
+           "format_of", "looks_like_data_file", "not_a_file", "read_data_file"]
+
+#: the options of ``fsbench datasets info`` that a config's label:, x: and y: are
+COMMAND_LINE_OPTIONS = {"label": "--label", "x": "--x", "y": "--y"}
 
 # extension (lower case) -> format
 EXTENSIONS: dict[str, str] = {
@@ -125,6 +142,26 @@ def looks_like_data_file(text: str) -> bool:
             or format_of(text) is not None)
 
 
+_RESULTS_FILES = ("runs.csv.gz", "rankings.csv.gz")  # a results folder's tables: CSV, but no data
+
+
+def not_a_file(folder: Path) -> DataError:
+    """The one sentence for a folder given where a data file is expected, naming the data files
+    in it (a few) so that the fix is one copy away."""
+    try:
+        inside = sorted(p.name for p in folder.iterdir() if p.is_file() and format_of(p) is not None
+                        and p.name not in _RESULTS_FILES)
+    except OSError:
+        inside = []
+    if inside:
+        shown = ", ".join(str(folder / n) for n in inside[:3]) + (f" and {len(inside) - 3} more" if len(inside) > 3
+                                                                  else "")
+        fix = f"give the path of one data file in it, such as {shown}"
+    else:
+        fix = f"give the path of one data file (fsbench reads {_supported()})"
+    return _fail(str(folder), f"is a folder, not a data file or a dataset name; {fix}")
+
+
 def _stem(path: Path) -> str:
     name = path.name
     if name.lower().endswith(".gz"):
@@ -136,18 +173,19 @@ def _stem(path: Path) -> str:
 def _check_options(path: Path, fmt: str, label: str | int | None, x: str | None,
                    y: str | None) -> None:
     where = str(path)
+    opt_label, opt_x, opt_y = _option("label"), _option("x"), _option("y")
     if label is not None and fmt not in TABLE_FORMATS:
-        fix = ("name its variables with x: and y: instead" if fmt in ("mat", "npz")
-               else "remove label: (the label is the first field of each line)")
-        raise _fail(where, f"is a {_KIND[fmt]} file, which has no columns, so label: {label} does "
-                           f"not apply (label: names a column of a .csv, .tsv, .txt, .arff or "
+        fix = (f"name its variables with {opt_x} and {opt_y} instead" if fmt in ("mat", "npz")
+               else f"remove {opt_label} (the label is the first field of each line)")
+        raise _fail(where, f"is a {_KIND[fmt]} file, which has no columns, so {opt_label} {label} does "
+                           f"not apply ({opt_label} names a column of a .csv, .tsv, .txt, .arff or "
                            f".parquet table); {fix}")
     if (x is not None or y is not None) and fmt not in ("mat", "npz"):
-        given = [k for k, v in (("x:", x), ("y:", y)) if v is not None]
-        fix = ("set label: to its label column instead" if fmt in TABLE_FORMATS
+        given = [k for k, v in ((opt_x, x), (opt_y, y)) if v is not None]
+        fix = (f"set {opt_label} to its label column instead" if fmt in TABLE_FORMATS
                else "remove them (the label is the first field of each line)")
         raise _fail(where, f"is a {_KIND[fmt]} file, so {' and '.join(given)} "
-                           f"{'does' if len(given) == 1 else 'do'} not apply (x: and y: name "
+                           f"{'does' if len(given) == 1 else 'do'} not apply ({opt_x} and {opt_y} name "
                            f"variables of .mat and .npz files); {fix}")
 
 
@@ -178,7 +216,8 @@ def _read_cached(path: Path, resolved: Path, stamp: tuple[int, int], fmt: str,
 
 
 def read_data_file(path: str | Path, *, label: str | int | None = None, x: str | None = None,
-                   y: str | None = None, name: str | None = None) -> UserData:
+                   y: str | None = None, name: str | None = None,
+                   option_names: Mapping[str, str] | None = None) -> UserData:
     """Read and check a user's data file; its format comes from its extension.
 
     ``label`` picks the label column of a table (a name, or a position counting from 0; default
@@ -186,12 +225,20 @@ def read_data_file(path: str | Path, *, label: str | int | None = None, x: str |
     ``name`` is the dataset's name (default the file name without its extension). The rules of
     each format (delimiter, header, label mapping) are in the module docstring. Raises
     :class:`fsbench.errors.DataError`, one sentence naming the problem and its fix, for any
-    problem with the file or the options. Reads are cached per file path, mtime and size.
+    problem with the file or the options; its fix names ``label``, ``x`` and ``y`` as
+    ``option_names`` says (default :data:`CONFIG_OPTIONS`, a config's ``label:``; the command
+    line gives :data:`COMMAND_LINE_OPTIONS`). Reads are cached per file path, mtime and size.
     """
+    with _options_named(option_names):
+        return _read_data_file(path, label=label, x=x, y=y, name=name)
+
+
+def _read_data_file(path: str | Path, *, label: str | int | None, x: str | None, y: str | None,
+                    name: str | None) -> UserData:
     path = Path(path).expanduser()
     where = str(path)
     if isinstance(label, bool):
-        raise _fail(where, f"cannot take label: {label} (a yes/no value); give the label column's "
+        raise _fail(where, f"cannot take {_option('label')} {label} (a yes/no value); give the label column's "
                            "name or position")
     try:
         st = path.stat()
@@ -201,8 +248,7 @@ def read_data_file(path: str | Path, *, label: str | int | None = None, x: str |
     except OSError as exc:
         raise _fail(where, f"cannot be read ({_reason(exc)})") from exc
     if path.is_dir():
-        raise _fail(where, f"is a folder, not a data file; give the path of one file (fsbench "
-                           f"reads {_supported()})")
+        raise not_a_file(path)
     fmt = format_of(path)
     if fmt is None:
         suffix = "".join(path.suffixes[-2:]) if path.name.lower().endswith(".gz") else path.suffix
@@ -212,7 +258,9 @@ def read_data_file(path: str | Path, *, label: str | int | None = None, x: str |
                            "rename it")
     _check_options(path, fmt, label, x, y)
     if isinstance(label, str) and not label.strip():
-        raise _fail(where, "was given an empty label:; give the label column's name or position")
+        raise _fail(where, f"was given an empty {_option('label')}; give the label column's name or position")
+    if st.st_size == 0:
+        raise _fail(where, f"is empty (0 bytes); give a {_KIND[fmt]} file that holds the data")
     data = _read_cached(path, path.resolve(), (st.st_mtime_ns, st.st_size), fmt, label, x, y)
     return dataclasses.replace(data, path=path, name=name if name is not None else data.name)
 
@@ -262,7 +310,8 @@ def describe(data: UserData) -> list[str]:
 
 
 def describe_data_file(path: str | Path, *, label: str | int | None = None, x: str | None = None,
-                       y: str | None = None, name: str | None = None) -> str:
+                       y: str | None = None, name: str | None = None,
+                       option_names: Mapping[str, str] | None = None) -> str:
     """:func:`read_data_file`, then :func:`describe` as one text of several lines."""
-    data = read_data_file(path, label=label, x=x, y=y, name=name)
+    data = read_data_file(path, label=label, x=x, y=y, name=name, option_names=option_names)
     return "\n".join(describe(data))

@@ -22,6 +22,7 @@ from fsbench.datasets.user_data import (
     _fail,
     _finish,
     _label_values,
+    _option,
     _quote_list,
     _reason,
     _too_few,
@@ -51,18 +52,19 @@ def _column_index(columns: Sequence[Any], label: str | int | None, *, named: boo
         pos = int(text)
         if -m <= pos < m:
             return pos % m
-        raise _fail(where, f"has {m} columns (positions 0 to {m - 1}), so label: {label} is "
+        raise _fail(where, f"has {m} columns (positions 0 to {m - 1}), so {_option('label')} {label} is "
                            "beyond them; give the label column's position or name")
     if not named:
         raise _fail(where, f"has no header row (its first line holds numbers), so its {m} columns "
                            f"are numbered 0 to {m - 1} and cannot be found by the name "
-                           f"{text!r}; give label: as a position (label: {m - 1} for the last)")
+                           f"{text!r}; give {_option('label')} as a position ({_option('label')} {m - 1} for "
+                           "the last)")
     names = [str(c) for c in columns]
     close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise _fail(where, f"has no column {text!r} to use as the label (its {m} columns: "
-                       f"{_quote_list(names)}{hint}); set label: to the class column's name "
-                       "or position")
+                       f"{_quote_list(names)}{hint}); set {_option('label')} to the class column's "
+                       "name or position")
 
 
 def _describe_columns(cols: Sequence[Any], named: bool) -> str:
@@ -132,8 +134,8 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
             which = f"columns {_describe_columns(bad, named)}{held}"
         cols = "columns that are" if len(bad) > 1 else "column that is"
         raise _fail(where, f"has {len(bad)} feature {cols} not numeric ({which}); fsbench needs "
-                           "numeric features, so encode or remove them, or set label: if one of "
-                           "them is the class")
+                           f"numeric features, so encode or remove {'them' if len(bad) > 1 else 'it'}, "
+                           f"or {_label_hint(bad, named)}")
     if features:
         # Selecting columns of a frame of thousands of columns costs pandas a block each: put
         # zeros in the other columns (the frame is ours) and select with numpy instead.
@@ -148,6 +150,9 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
 
     # labels
     missing = col.isna().to_numpy()
+    if missing.all():
+        raise _fail(where, f"has no label in any sample: its {label_desc} is empty (or NA) in every "
+                           f"row; set {_option('label')} to the column that holds the classes")
     if missing.any():
         first = int(np.flatnonzero(missing)[0])
         raise _fail(where, f"has {_count(int(missing.sum()), 'sample')} without a label in its "
@@ -167,9 +172,19 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
         feature_names, label_key = None, int(label_name)
     names_of = [columns[i] for i in features]
     return _finish(name=name, path=path, fmt=fmt, sha256=sha256, X=X, labels=labels,
-                   label_desc=label_desc, label_fix="label:",
+                   label_desc=label_desc, label_fix=_option("label"),
                    feature_desc=lambda j: _col_name(names_of[j], named),
                    feature_names=feature_names, label=label_key, notes=tuple(notes), **fields)
+
+
+def _label_hint(columns: Sequence[Any], named: bool) -> str:
+    """How to make the first of ``columns`` the label: ``set label: class if it is the class``."""
+    option = _option("label")
+    if len(columns) > 1:
+        return f"set {option} if one of them is the class"
+    column = str(columns[0]).strip() if named else str(columns[0])
+    shown = column if re.fullmatch(r"[\w.-]+", column) else repr(column)
+    return f"set {option} {shown} if it is the class"
 
 
 def _col_name(column: Any, named: bool) -> str:
@@ -225,7 +240,7 @@ def _read_arff(path: Path, label: str | int | None, *, name: str, sha256: str) -
         more = f" and {len(other) - 3} more" if len(other) > 3 else ""
         raise _fail(where, f"has {len(other)} feature {attrs} that {'are' if len(other) > 1 else 'is'}"
                            f" not numeric ({shown}{more}) and fsbench needs numeric features; "
-                           "encode or remove them, or set label: if one of them is the class")
+                           f"encode or remove them, or {_label_hint([names[i] for i in other], True)}")
     if features:
         X = np.column_stack([np.asarray(records[names[i]], dtype=np.float64) for i in features])
     else:
@@ -245,6 +260,6 @@ def _read_arff(path: Path, label: str | int | None, *, name: str, sha256: str) -
                            "remove those rows")
     feature_names = tuple(names[i] for i in features)
     return _finish(name=name, path=path, fmt="arff", sha256=sha256, X=X,
-                   labels=_label_values(values), label_desc=label_desc, label_fix="label:",
+                   labels=_label_values(values), label_desc=label_desc, label_fix=_option("label"),
                    feature_desc=lambda j: f"column {feature_names[j]!r}",
                    feature_names=feature_names, label=names[at])

@@ -10,7 +10,9 @@ among them and states, for users, the rules they follow.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,27 @@ class UserData:
 
 
 # ----------------------------------------------------------------------------- small helpers
+#: how messages name the settings that choose what to read: a config's keys by default, the
+#: command line's options for ``fsbench datasets info`` (a fix must name what the user can set)
+CONFIG_OPTIONS: Mapping[str, str] = {"label": "label:", "x": "x:", "y": "y:"}
+_OPTIONS: ContextVar[Mapping[str, str]] = ContextVar("fsbench_data_options", default=CONFIG_OPTIONS)
+
+
+@contextmanager
+def _options_named(names: Mapping[str, str] | None) -> Iterator[None]:
+    """Messages raised inside name the settings ``names`` gives (``{"label": "--label", ...}``)."""
+    token = _OPTIONS.set({**CONFIG_OPTIONS, **(names or {})})
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
+
+
+def _option(key: str) -> str:
+    """The setting ``key`` (label, x, y) as messages name it now: ``label:`` or ``--label``."""
+    return _OPTIONS.get()[key]
+
+
 def _fail(where: str, problem: str) -> DataError:
     return DataError(f"{where} {problem}.")
 

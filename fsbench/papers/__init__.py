@@ -8,6 +8,7 @@ fsbench dataset and selector label each row and column corresponds to.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -212,3 +213,16 @@ def dataset_titles(paper: str) -> dict[str, str]:
 def table_ks(paper: str) -> list[int]:
     """The numbers of features of the paper's tables."""
     return sorted({k for table in TABLES[paper] for k in table.ks})
+
+
+def other_papers_experiment(paper: str, name: str | None, datasets: Iterable[str], selectors: Iterable[str]) -> bool:
+    """Whether results are not ``paper``'s: their experiment ``name`` (their config's, None when
+    unknown) is another paper's or one of its variants (``sl2p``, ``sl2p-test-size-mll``), or
+    none of their (dataset, selector) pairs fills a printed cell of ``paper``'s tables. A table
+    of such results would be a page of "not run" cells, which reads as a failed reproduction."""
+    if name is not None:
+        for other in PAPERS:
+            if other != paper and (name == other or name.startswith(f"{other}-")):
+                return True
+    pairs = {(d, s) for d in datasets for s in selectors}
+    return not any((cell.dataset, cell.method) in pairs for table in TABLES[paper] for cell in table.cells)
