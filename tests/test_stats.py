@@ -511,3 +511,11 @@ def test_cd_diagram_bytes_do_not_depend_on_the_hash_seed(tmp_path):
         subprocess.run([sys.executable, "-c", script, str(stem)], check=True, env=env)
         outputs.append((stem.with_suffix(".png").read_bytes(), stem.with_suffix(".pdf").read_bytes()))
     assert outputs[0] == outputs[1]
+
+
+def test_a_dataset_of_one_split_has_no_per_dataset_row():
+    # one split has no variance to test: the group is left out, the others are kept
+    runs = runs_frame("holdout")
+    one = runs[(runs["dataset"] == "lung") & (runs["repeat"] == 0)]
+    table = pairwise_splits(pd.concat([runs[runs["dataset"] != "lung"], one]))
+    assert "lung" not in set(table["dataset"]) and len(table) == len(pairwise_splits(runs)) // 2

@@ -35,6 +35,7 @@ from fsbench.stats.pairwise import (
     holm,
     pairwise_splits,
     pvalue_matrix,
+    single_split_groups,
     wilcoxon_holm,
     wilcoxon_test,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "RECORD_FIELDS", "ROPE", "BayesianResult", "FriedmanResult", "StabilityResult", "TTestResult",
     "WilcoxonResult", "average_ranks", "bayesian_correlated_ttest", "block_matrix", "corrected_ttest",
     "friedman_test", "holm", "kuncheva_index", "nemenyi_cd", "nemenyi_q", "nogueira_stability",
-    "pairwise_splits", "pvalue_matrix", "rank_matrix", "selection_matrix", "top_k_matrix", "wilcoxon_holm",
+    "pairwise_splits", "pvalue_matrix", "rank_matrix", "selection_matrix", "single_split_groups", "top_k_matrix",
+    "wilcoxon_holm",
     "wilcoxon_test",
 ]

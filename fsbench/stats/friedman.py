@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -144,6 +145,24 @@ def _describe(block: Any) -> str:
     return repr(parts[0]) if len(parts) == 1 else repr(tuple(parts))
 
 
+def _exact_means(reps: pd.DataFrame, keys: list[str]) -> pd.Series | None:
+    """Mean of n_correct / n_test per group of ``keys``, computed in fractions and rounded once;
+    None when the rows lack integral counts (then the float mean of ``accuracy`` is taken)."""
+    if not {"n_correct", "n_test"} <= set(reps.columns):
+        return None
+    counts = reps[["n_correct", "n_test"]].to_numpy(dtype=float)
+    if not (np.isfinite(counts).all() and (counts == np.round(counts)).all() and (counts[:, 1] > 0).all()):
+        return None
+    correct, tested = counts[:, 0].astype(np.int64), counts[:, 1].astype(np.int64)
+    out = {}
+    for key, index in reps.groupby(keys, sort=False).indices.items():
+        total = sum((Fraction(int(correct[i]), int(tested[i])) for i in index), Fraction(0))
+        out[key] = float(total / len(index))
+    series = pd.Series(out, dtype=float)
+    series.index = pd.MultiIndex.from_tuples(list(out), names=keys)
+    return series
+
+
 def block_matrix(reps: pd.DataFrame, blocks: Sequence[str] = ("dataset",), value: str = "accuracy") -> pd.DataFrame:
     """Blocks x selectors table of the mean ``value`` over repetitions, for :func:`friedman_test`.
 
@@ -151,6 +170,12 @@ def block_matrix(reps: pd.DataFrame, blocks: Sequence[str] = ("dataset",), value
     pooled over its folds, as :func:`fsbench.report.tables.per_repeat` returns it. ``blocks``
     is ``("dataset",)`` (the rows must then hold one k) or ``("dataset", "k")``. Rows are
     blocks in order of appearance (a MultiIndex for two keys), columns selectors.
+
+    Accuracies given with their counts (columns ``n_correct`` and ``n_test``, integers) are
+    averaged exactly, as fractions, and then rounded once: selectors whose counts give the same
+    mean (equal pooled counts, 7/12 + 5/12 and 6/12 + 6/12) get the same float and tie in the
+    ranks, where a float mean may differ in its last bit with the order of the terms and break
+    the tie by noise. Otherwise the same numbers as a float mean (to the last bit or so).
 
     Raises ValueError when a column is missing, the rows hold several classifiers (choose one:
     nothing is averaged over classifiers) or several k for dataset blocks, a (block, selector,
@@ -182,7 +207,9 @@ def block_matrix(reps: pd.DataFrame, blocks: Sequence[str] = ("dataset",), value
             counts = ", ".join(f"{s}: {len(r)}" for s, r in repeats.items())
             raise ValueError(f"The selectors of block {_describe(block)} do not share their repetitions ({counts} "
                              "repetitions); compare them on the same splits.")
-    means = reps.groupby([*blocks, "selector"], sort=False)[value].mean()
+    means = _exact_means(reps, [*blocks, "selector"]) if value == "accuracy" else None
+    if means is None:
+        means = reps.groupby([*blocks, "selector"], sort=False)[value].mean()
     table = means.unstack("selector")
     selectors = list(dict.fromkeys(reps["selector"]))
     labels = reps[blocks[0]] if len(blocks) == 1 else zip(*(reps[b] for b in blocks), strict=True)

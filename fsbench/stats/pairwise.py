@@ -264,6 +264,14 @@ def _split_fractions(rows: pd.DataFrame, test_fraction: float | Mapping[str, flo
     return check_fraction(float((rows["n_test"] / (rows["n_test"] + rows["n_train"])).mean()))
 
 
+def single_split_groups(runs: pd.DataFrame) -> list[tuple[str, int]]:
+    """The (dataset, k) of ``runs`` (rows as :func:`pairwise_splits` takes them) whose selectors
+    have one split only: the per-dataset tests, which pair splits, leave them out."""
+    split = ["repeat", "fold"] if "fold" in runs.columns else ["repeat"]
+    counts = runs.drop_duplicates(["dataset", "k", *split]).groupby(["dataset", "k"], sort=False).size()
+    return [(str(d), int(k)) for (d, k), n in counts.items() if n < 2]
+
+
 def pairwise_splits(runs: pd.DataFrame, test_fraction: float | Mapping[str, float] | None = None, *,
                     rope: float = ROPE, zero_method: str = "zsplit") -> pd.DataFrame:
     """Every pair of selectors compared on every dataset and k over their common splits.
@@ -277,8 +285,10 @@ def pairwise_splits(runs: pd.DataFrame, test_fraction: float | Mapping[str, floa
     One row per (classifier,) dataset, k and pair (a before b in order of appearance):
     ``n_splits, test_fraction, mean_diff`` (a - b), ``t, t_p_value`` (corrected resampled
     t-test), ``wilcoxon_p``, ``p_a_better, p_equivalent, p_b_better`` (Bayesian correlated
-    t-test, ``rope``). Raises ValueError when a column is missing, a (split, selector) appears
-    twice, or two selectors of one dataset and k do not share their splits.
+    t-test, ``rope``). A dataset and k with a single split has nothing to pair and gives no
+    row (:func:`single_split_groups` names them). Raises ValueError when a column is missing,
+    a (split, selector) appears twice, or two selectors of one dataset and k do not share their
+    splits.
     """
     missing = {"dataset", "selector", "k", "repeat", "accuracy"} - set(runs.columns)
     if missing:
@@ -304,6 +314,8 @@ def pairwise_splits(runs: pd.DataFrame, test_fraction: float | Mapping[str, floa
             raise ValueError(f"On dataset {key['dataset']!r}, k = {key['k']}, selector {incomplete[0]!r} lacks "
                              f"{int(table[incomplete[0]].isna().sum())} of the {len(table)} splits the others "
                              "have; compare selectors on the same splits.")
+        if len(table) < 2:
+            continue  # one split: no variance, no test (the across-dataset comparison still pairs them)
         for a, b in itertools.combinations(selectors, 2):
             xa, xb = table[a].to_numpy(), table[b].to_numpy()
             t = corrected_ttest(xa, xb, rho)
