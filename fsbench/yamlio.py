@@ -180,10 +180,16 @@ class _Converter:
 
 def load_yaml(text: str, source: str = "<config>") -> Located:
     """Parse one YAML document into ``Located`` values; syntax errors become ConfigError."""
-    loader = _Composer(text)
-    loader.source = source
+    loader = None
     try:
+        loader = _Composer(text)  # checks every character first
+        loader.source = source
         node = loader.get_single_node()
+    except yaml.reader.ReaderError as exc:
+        line = text[:exc.position].count("\n") + 1 if isinstance(exc.position, int) else None
+        where = f"{source}:{line}" if line else source
+        raise ConfigError(f"{where}: holds the character U+{exc.character:04X}, which YAML does not allow (is it a "
+                          "binary file?); save the config as plain UTF-8 text.") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -192,7 +198,8 @@ def load_yaml(text: str, source: str = "<config>") -> Located:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: malformed YAML ({exc}); fix the syntax.") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if node is None:
         raise ConfigError(f"{source}: the file is empty; write an experiment (see configs/quickstart.yaml).")
     return _Converter(source)(node)

@@ -203,6 +203,7 @@ CASES = [
     Case("timestamp tag", _edit("seed: 0", "seed: !!timestamp 2001-12-14"), ("'!!timestamp'",)),
     Case("tag on a key", _edit("seed: 0", "!foo seed: 0"), ("'!foo'",)),
     Case("int tag on a word", _edit("seed: 0", "seed: !!int three"), ("'three'", "!!int")),
+    Case("NUL byte in the config", _text_config(GOOD.replace("seed: 0", "seed: 0\x00")), ("c.yaml:2", "U+0000")),
     Case("nested 60 deep", _edit("seed: 0", "seed: " + "[" * 60 + "]" * 60), ("c.yaml:2", "nested more than")),
     # names pandas reads back from runs.csv.gz as missing values
     Case("selector label NA", _selector('fisher, {name: random, label: "NA"}'),

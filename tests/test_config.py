@@ -263,3 +263,11 @@ def test_alias_bomb_is_refused_within_a_second():
 def test_aliases_within_the_bound_still_work():
     tree = load_yaml("grid: &g [1, 2, 3]\nother: *g\n").plain()
     assert tree == {"grid": [1, 2, 3], "other": [1, 2, 3]}
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b"])
+def test_a_character_yaml_refuses_is_one_sentence_with_its_line(char):
+    with pytest.raises(ConfigError) as info:
+        load_yaml(f"name: x\nseed: 0{char}\n", "t.yaml")
+    assert str(info.value).startswith("t.yaml:2: ") and f"U+{ord(char):04X}" in str(info.value)
+    assert "\n" not in str(info.value)
