@@ -9,14 +9,25 @@ the data folder. A worker that dies mid-task loses nothing: the scheduler reruns
 another worker (Dask's ``allowed_failures``), and a task's outcome depends only on the task
 (seeds from its identity, one BLAS thread), so the rows are those of an uninterrupted run.
 
+What the cluster cannot do is one sentence (a FsbenchError, exit status 2), the finished tasks
+kept for the rerun: a task that kills every worker it runs on, a scheduler lost mid-run.
+Distributed's own error logs in this process are held back while fsbench uses the cluster,
+since fsbench says what failed itself; Ctrl-C or SIGTERM while a local cluster starts waits for
+the start to finish, then stops it cleanly (a half-started cluster prints tracebacks at exit).
+
 Dask is an optional dependency (``pip install 'fsbench[dask]'``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import re
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import CancelledError
 from typing import Any
 
 from fsbench.errors import FsbenchError
@@ -56,32 +67,98 @@ def connect(spec: str, *, timeout: float = 10.0) -> Iterator[Any]:
     local cluster is started and stopped with it. An unreachable scheduler is a FsbenchError."""
     kind, n_workers = parse_scheduler(spec)
     distributed = _import_distributed()
-    if kind == "local":
-        import os
-
-        cluster = distributed.LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
-        client = distributed.Client(cluster)
+    with _quiet_errors():
+        if kind == "local":
+            with _interrupts_deferred() as received:
+                # its logs are fsbench's internals (a run's failures are reported as sentences): none
+                # printed, from this process or the workers'; its HTTP server on a free local port
+                # (the default, 8787, may be another cluster's: a warning)
+                cluster = distributed.LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
+                                                   processes=True, dashboard_address="127.0.0.1:0",
+                                                   silence_logs=logging.CRITICAL)
+                try:
+                    client = distributed.Client(cluster)
+                except BaseException:
+                    _close(cluster)
+                    raise
+            try:
+                if received:  # Ctrl-C or SIGTERM while the cluster started: now it can stop cleanly
+                    raise KeyboardInterrupt
+                yield client
+            finally:
+                _close(client)
+                _close(cluster)
+            return
+        try:
+            client = distributed.Client(spec, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise FsbenchError(f"Cannot reach the Dask scheduler at {spec} ({type(exc).__name__}); start one with "
+                               "'dask scheduler' (and workers with 'dask worker ADDRESS') or check the "
+                               "address.") from None
         try:
             yield client
         finally:
-            client.close()
-            cluster.close()
+            _close(client)
+
+
+def _close(resource: Any) -> None:
+    """Close a client or cluster; one whose scheduler is gone raises, which must not hide why the
+    run stopped (the error the run raised, or its sentence)."""
+    with contextlib.suppress(Exception):
+        resource.close()
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM received in the block are recorded (in the list yielded), not raised:
+    a KeyboardInterrupt inside LocalCluster's start leaves a half-built cluster that distributed
+    fails to close at exit, with a traceback. Only the main thread can set handlers: elsewhere
+    nothing is deferred."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
         return
+
+    def record(signum: int, frame: Any) -> None:
+        received.append(signum)
+
+    previous = {signum: signal.signal(signum, record) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        client = distributed.Client(spec, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise FsbenchError(f"Cannot reach the Dask scheduler at {spec} ({type(exc).__name__}); start one with "
-                           "'dask scheduler' (and workers with 'dask worker ADDRESS') or check the address.") from None
-    try:
-        yield client
+        yield received
     finally:
-        client.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class _DropErrors(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR or not record.name.startswith("distributed")
+
+
+@contextlib.contextmanager
+def _quiet_errors() -> Iterator[None]:
+    """Hold back distributed's ERROR records (tracebacks of a lost connection, "lost scattered
+    data" when a run is stopped) from this process's handlers: every failure that matters
+    reaches the run as an exception, which fsbench reports as one sentence. Warnings pass."""
+    drop = _DropErrors()
+    loggers = [logging.getLogger(name) for name in list(logging.Logger.manager.loggerDict)
+               if name.startswith("distributed")] + [logging.getLogger()]
+    handlers = {id(h): h for logger in loggers for h in logger.handlers}.values()
+    for handler in handlers:
+        handler.addFilter(drop)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(drop)
 
 
 def n_workers(client: Any) -> int:
-    """Workers the scheduler knows now (at least 1, for the runlog)."""
-    return max(1, len(client.scheduler_info().get("workers", {})))
+    """Workers the scheduler knows now (at least 1, for the runlog; 1 when it cannot say)."""
+    try:
+        return max(1, len(client.scheduler_info().get("workers", {})))
+    except Exception:  # a scheduler lost already: run_tasks says so
+        return 1
 
 
 def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], arrays: dict[str, tuple[Any, Any]],
@@ -95,22 +172,48 @@ def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], ar
     distributed = _import_distributed()
     tasks = list(tasks)
     needed = sorted({dataset_of(t) for t in tasks})
-    scattered = {name: client.scatter(arrays[name], broadcast=False, hash=False) for name in needed}
-    futures = [client.submit(compute, task, scattered[dataset_of(task)], *args, key=f"fsbench-{key_of(task)}",
-                             pure=False)
-               for task in tasks]
+    futures: list[Any] = []
     try:
-        for future in distributed.as_completed(futures):
+        try:
+            scattered = {name: client.scatter(arrays[name], broadcast=False, hash=False) for name in needed}
+            futures = [client.submit(compute, task, scattered[dataset_of(task)], *args,
+                                     key=f"fsbench-{key_of(task)}", pure=False)
+                       for task in tasks]
+            completed = distributed.as_completed(futures)
+        except Exception as exc:
+            raise _lost(client, exc) from None
+        while True:
+            try:
+                future = next(completed)
+            except StopIteration:
+                break
+            except Exception as exc:
+                raise _lost(client, exc) from None
             try:
                 result = future.result()
             except Exception as exc:  # compute() itself returns a task's failure: this is the cluster's
-                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                raise FsbenchError(f"The Dask cluster could not run task {future.key} ({type(exc).__name__}"
-                                   f"{': ' + reason if reason else ''}); every finished task is kept: check the "
-                                   "workers (memory, a crashing library) and run the same command again to "
-                                   "resume.") from None
+                if isinstance(exc, CancelledError) or client.status not in ("running", "connecting"):
+                    raise _lost(client, exc) from None
+                raise FsbenchError(f"The Dask cluster could not run task {future.key} ({_summary(exc)}); every "
+                                   "finished task is kept: check the workers (memory, a crashing library) and "
+                                   "run the same command again to resume.") from None
             yield result
     except BaseException:
         with contextlib.suppress(Exception):  # a lost scheduler cannot cancel: the error above says why
             client.cancel(futures, force=True)
         raise
+
+
+def _summary(exc: BaseException) -> str:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
+
+
+def _lost(client: Any, exc: BaseException) -> FsbenchError:
+    """The sentence for a scheduler this client lost (killed, its machine gone, the network)."""
+    address = "the Dask scheduler"
+    with contextlib.suppress(Exception):
+        address = f"the Dask scheduler at {client.scheduler.address}"
+    return FsbenchError(f"Lost the connection to {address} ({_summary(exc)}); every finished task is kept: "
+                        "restart the scheduler and its workers (or check the network) and run the same command "
+                        "again to resume.")

@@ -173,3 +173,137 @@ def test_a_task_that_kills_every_worker_is_one_sentence_not_a_traceback(tmp_path
     message = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert len(message) == 1 and "could not run task" in message[0] and "crash" in message[0]
     assert "run the same command again to resume" in message[0]
+
+
+# ----------------------------------------------------------------------------- faults of the cluster itself
+SLOW_PLUGIN = """
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+
+class Slow(BaseEstimator):
+    def fit(self, X, y):
+        if X.shape[0] > 30:  # not the config's probe
+            time.sleep(1.0)
+        self.scores_ = np.var(X, axis=0)
+        return self
+"""
+
+
+def _slow_config(folder):
+    (folder / "slow_plugin.py").write_text(SLOW_PLUGIN)
+    config = folder / "slow.yaml"
+    config.write_text("name: slow\nseed: 0\ndatasets: [digits]\n"
+                      "protocol: {kind: holdout, train_size: 0.5, n_trials: 4}\n"
+                      "selectors:\n  - fisher\n  - {name: slow, class: 'slow_plugin:Slow'}\n"
+                      "classifier: {name: linear_svm, C: 1}\nn_features: [4]\n")
+    return config
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_cluster(port: int):
+    """A scheduler and one single-threaded worker, as a user starts them (dask scheduler / dask worker)."""
+    import subprocess
+    import time
+
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", str(port), "--no-dashboard"], **quiet)
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
+                               "--nthreads", "1", "--no-dashboard"], **quiet)
+    deadline = time.monotonic() + 60
+    while True:  # wait until the worker has joined
+        try:
+            with distributed.Client(address, timeout=5) as client:
+                if client.scheduler_info().get("workers"):
+                    break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "the test cluster did not start"
+        time.sleep(0.5)
+    return address, scheduler, worker
+
+
+def _stop(*procs):
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def _finished(out):
+    return [p for p in (out / "tasks").glob("*.json") if not p.name.endswith(".failed.json")] if (
+        out / "tasks").is_dir() else []
+
+
+def test_a_lost_scheduler_is_one_sentence_and_the_rerun_resumes(tmp_path):
+    import subprocess
+    import time
+
+    config = _slow_config(tmp_path)
+    out = tmp_path / "out"
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    address, scheduler, worker = _start_cluster(_free_port())
+    try:
+        run = subprocess.Popen([sys.executable, "-m", "fsbench.cli", "run", str(config), "--out", str(out),
+                                "--scheduler", address, "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
+        deadline = time.monotonic() + 120
+        while len(_finished(out)) < 2:
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.05)
+        scheduler.kill()  # mid-run: 8 tasks of which the slow ones take a second each
+        _, stderr = run.communicate(timeout=180)
+    finally:
+        _stop(scheduler, worker)
+    assert run.returncode == 2, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    expected = f"Error: Lost the connection to the Dask scheduler at {address}"
+    assert len(lines) == 1 and lines[0].startswith(expected), stderr
+    assert "run the same command again to resume" in lines[0]
+    kept = {p.name for p in _finished(out)}
+    assert 2 <= len(kept) < 8
+    address, scheduler, worker = _start_cluster(_free_port())
+    try:
+        rerun = subprocess.run([sys.executable, "-m", "fsbench.cli", "run", str(config), "--out", str(out),
+                                "--scheduler", address, "-q"], capture_output=True, text=True, env=env, timeout=300)
+    finally:
+        _stop(scheduler, worker)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"8 tasks ({len(kept)} resumed)" in rerun.stdout
+    assert kept <= {p.name for p in _finished(out)} and len(_finished(out)) == 8
+
+
+def test_sigterm_while_a_local_cluster_starts_is_one_line_and_exit_130(tmp_path):
+    import subprocess
+
+    out = tmp_path / "out"
+    # SIGTERM 0.3 s into LocalCluster's start (it takes over a second): in the middle of it
+    driver = (
+        "import os, signal, sys, threading\n"
+        "import distributed\n"
+        "class Started(distributed.LocalCluster):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM)).start()\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "distributed.LocalCluster = Started\n"
+        "from fsbench.cli import main\n"
+        f"sys.argv = ['fsbench', 'run', 'configs/quickstart.yaml', '--out', {str(out)!r}, '--scheduler', "
+        "'local:1', '-q']\n"
+        "main()\n")
+    result = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=180,
+                            env={**os.environ, "MPLBACKEND": "Agg"})
+    assert result.returncode == 130, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == ["Interrupted: finished tasks are saved; run the same command again to resume."], result.stderr
+    assert not out.exists()  # the folder is locked (and created) only once the cluster is up
