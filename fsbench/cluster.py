@@ -2,7 +2,8 @@
 
 ``--scheduler tcp://HOST:8786`` connects to a running scheduler; ``--scheduler local`` (or
 ``local:N``) starts a ``LocalCluster`` of N single-threaded worker processes on this machine.
-Each dataset's arrays are sent to the cluster once (``Client.scatter``) and every task is one
+Each dataset's arrays are sent to every worker once (``Client.scatter``, broadcast: a dataset
+held by one worker only would be lost with it, and every task needing it fail) and every task is one
 Dask future that returns its outcome (rows and ranking, or the failure) to the client, which
 alone writes the results folder, as the local path does: a worker never needs the results or
 the data folder. A worker that dies mid-task loses nothing: the scheduler reruns its tasks on
@@ -164,7 +165,7 @@ def n_workers(client: Any) -> int:
 def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], arrays: dict[str, tuple[Any, Any]],
               dataset_of: Callable[[Any], str], key_of: Callable[[Any], str], *args: Any) -> Iterator[Any]:
     """Submit ``compute(task, (X, y), *args)`` for every task, each dataset's (X, y) scattered
-    once, and yield the results as they finish (any order). On an interruption (Ctrl-C, SIGTERM
+    to every worker once, and yield the results as they finish (any order). On an interruption (Ctrl-C, SIGTERM
     as KeyboardInterrupt) the pending futures are cancelled before the exception propagates. A
     task the cluster cannot finish (its workers keep dying: Dask's KilledWorker after
     ``allowed_failures``; the scheduler lost) is a FsbenchError naming it; the outcomes already
@@ -175,7 +176,7 @@ def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], ar
     futures: list[Any] = []
     try:
         try:
-            scattered = {name: client.scatter(arrays[name], broadcast=False, hash=False) for name in needed}
+            scattered = {name: client.scatter(arrays[name], broadcast=True, hash=False) for name in needed}
             futures = [client.submit(compute, task, scattered[dataset_of(task)], *args,
                                      key=f"fsbench-{key_of(task)}", pure=False)
                        for task in tasks]
