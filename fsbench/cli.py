@@ -413,8 +413,12 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, sc
             result = check_paper(paper, load_experiment(layout.config(paper)), results_dir, Path(work),
                                  data_dir=data_dir, n_jobs=n_jobs, scheduler=scheduler)
         if result.ok:
-            click.echo(f"{paper}: OK: {result.n_rows} rows identical to the committed results; "
-                       f"{result.reproducing} reproducing printed cells still reproduce.")
+            same = result.n_rows - len(result.rounding)
+            click.echo(f"{paper}: OK: {same} rows identical to the committed results"
+                       + (f", {len(result.rounding)} decided by rounding" if result.rounding else "")
+                       + f"; {result.reproducing} reproducing printed cells still reproduce.")
+            for row in result.rounding:
+                click.echo(f"  decided by rounding: {row}")
         else:
             failed = True
             click.echo(f"{paper}: FAILED", err=True)

@@ -90,7 +90,7 @@ from fsbench.store import (
     write_runs,
     write_task,
 )
-from fsbench.tasks import Task, fit_task_selector, selection_seed, task_data
+from fsbench.tasks import Task, fit_task_selector, ranking_margins, selection_seed, task_data
 from fsbench.workers import Ended, run_jobs
 
 __all__ = ["MAX_SPLITS", "FitTimeout", "RunResult", "Task", "discard_tasks", "fit_selector", "plan",
@@ -477,7 +477,10 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
         "selector_warnings": " | ".join(fitted["warnings"]),
         **{f"diag_{k}": v for k, v in fitted["diagnostics"].items()},
     }
-    return [{**common, **row} for row in evaluated], kept_ranking(experiment, fitted["ranking"])
+    # how close the k-th feature's score is to the next one's: fsbench check excuses a row decided by rounding
+    margins = dict(zip(ks, ranking_margins(fitted["scores"], fitted["ranking"], ks), strict=True))
+    return ([{**common, **row, "ranking_margin": margins[row["k"]]} for row in evaluated],
+            kept_ranking(experiment, fitted["ranking"]))
 
 
 def kept_ranking(experiment: Experiment, ranking: np.ndarray) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,37 @@ def fit_task_selector(experiment: Experiment, task: Task, data: TaskData, params
     sel = task.selector
     return fit_selector(sel.name, params, data.X_sel, data.y_sel, data.sel_seed, max(experiment.n_features), cache,
                         kind=sel.kind, timeout=sel.timeout)
+
+
+def ranking_margins(scores: np.ndarray | None, ranking: np.ndarray, ks: Sequence[int]) -> list[float]:
+    """For every k, how far the k-th ranked feature's score stands above the (k+1)-th's, relative
+    to the larger magnitude: ``(s_k - s_(k+1)) / max(|s_k|, |s_(k+1)|)``, recorded in each row as
+    ``ranking_margin``.
+
+    A margin at the level of rounding (about 1e-15 for a score computed in a few operations, more
+    for an iterative solver's) says that which features enter the top k was decided by the last
+    bits of two scores, which BLAS kernels or libraries may set otherwise on another machine:
+    ``fsbench check`` reports such rows as decided by rounding instead of failing. Exact ties
+    (margin 0) are broken by index and do not depend on rounding when the scores are computed in
+    a fixed order (fsbench.fixed_order), but an iterative solver's equal scores may not be exactly
+    equal elsewhere, so 0 counts as decided by rounding too. NaN where the ranking does not
+    follow the scores (a greedy selector such as mRMR, whose scores are not its order), where
+    the scores are not finite, and at k = d.
+    """
+    ks = list(ks)
+    if scores is None:
+        return [float("nan")] * len(ks)
+    scores = np.asarray(scores, dtype=float)
+    ranking = np.asarray(ranking)
+    ordered = scores[ranking] if scores.shape == ranking.shape else np.empty(0)
+    if ordered.size < 2 or not np.all(np.isfinite(ordered)) or np.any(np.diff(ordered) > 0):
+        return [float("nan")] * len(ks)
+    margins = []
+    for k in ks:
+        if not 0 < k < ordered.size:
+            margins.append(float("nan"))
+            continue
+        upper, lower = ordered[k - 1], ordered[k]
+        scale = max(abs(upper), abs(lower))
+        margins.append(0.0 if scale == 0 else float((upper - lower) / scale))
+    return margins

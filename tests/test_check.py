@@ -168,3 +168,36 @@ def test_diagnostics_are_compared_within_round_off_and_results_exactly():
     for changed in ({"diag_duality_gap": 5.0e-07}, {"diag_solver": "cd"}, {"n_correct": 4}):
         problems = compare_rows(pd.DataFrame([{**base, **changed}]), committed)
         assert len(problems) == 1 and repr(next(iter(changed))) in problems[0], problems
+
+
+def test_a_row_decided_by_rounding_is_reported_not_failed():
+    """A count that differs where the rerun's top k was decided by two scores equal to rounding is
+    listed as decided by rounding; the same difference with a clear margin, or a difference in
+    anything but the outcome, still fails."""
+    committed = _frame([0.5, 0.75])
+    rerun = _frame([0.5, 1.0]).assign(n_correct=[1, 3], ranking_margin=[0.3, 2e-16])
+    rounding: list[str] = []
+    assert compare_rows(rerun, committed, rounding) == []
+    assert len(rounding) == 1 and "k=2" in rounding[0] and "3 correct, committed 2" in rounding[0]
+    assert compare_rows(rerun, committed) != []  # callers that take no excuse see the difference
+    clear = rerun.assign(ranking_margin=[0.3, 1e-6])
+    assert {"'n_correct'", "'accuracy'"} <= {p.split(" differ in ")[1].split(" ")[0] for p in
+                                             compare_rows(clear, committed, [])}
+    other = rerun.assign(params=["{}", '{"C": 2}'])
+    assert any("'params'" in p for p in compare_rows(other, committed, []))
+
+
+def test_ranking_margins_by_hand():
+    from fsbench.tasks import ranking_margins
+
+    scores = np.array([1.0, 4.0, 2.0, 2.0 - 2.0**-51, 0.0])
+    ranking = np.array([1, 2, 3, 0, 4])
+    got = ranking_margins(scores, ranking, [1, 2, 3, 4, 5])
+    assert got[0] == 0.5                      # (4 - 2) / 4
+    assert got[1] == 2.0**-52                 # two scores one unit apart at 2
+    assert got[2] == (2.0 - 2.0**-51 - 1.0) / (2.0 - 2.0**-51)
+    assert got[3] == 1.0                      # (1 - 0) / 1
+    assert np.isnan(got[4])                   # k = d: nothing below it
+    assert np.isnan(ranking_margins(scores, ranking[::-1], [1])[0])  # not the scores' order
+    assert np.isnan(ranking_margins(None, ranking, [1])[0])
+    assert ranking_margins(np.zeros(3), np.arange(3), [1]) == [0.0]
