@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -284,6 +285,9 @@ def test_a_lost_scheduler_is_one_sentence_and_the_rerun_resumes(tmp_path):
     assert kept <= {p.name for p in _finished(out)} and len(_finished(out)) == 8
 
 
+QUICKSTART = str(Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml")
+
+
 def test_sigterm_while_a_local_cluster_starts_is_one_line_and_exit_130(tmp_path):
     import subprocess
 
@@ -298,7 +302,7 @@ def test_sigterm_while_a_local_cluster_starts_is_one_line_and_exit_130(tmp_path)
         "        super().__init__(*args, **kwargs)\n"
         "distributed.LocalCluster = Started\n"
         "from fsbench.cli import main\n"
-        f"sys.argv = ['fsbench', 'run', 'configs/quickstart.yaml', '--out', {str(out)!r}, '--scheduler', "
+        f"sys.argv = ['fsbench', 'run', {QUICKSTART!r}, '--out', {str(out)!r}, '--scheduler', "
         "'local:1', '-q']\n"
         "main()\n")
     result = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=180,

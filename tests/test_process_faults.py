@@ -103,40 +103,46 @@ def _task_files(out: Path) -> list[str]:
     return sorted(p.name for p in (out / "tasks").glob("*.json") if not p.name.endswith(".failed.json"))
 
 
+# each way for a fit to end its process, the failure record it must leave
+FAULTS = {"sys-exit": "called sys.exit(3)", "os-exit": "exit status 3",
+          "segfault": "signal 11 (SIGSEGV)",  # ctypes.string_at(0): a real invalid read
+          "sigsegv": "signal 11 (SIGSEGV)"}
+
+
+def _every_fault(folder: Path) -> Path:
+    """A config of fisher and one faulty selector per way to die (labels as in FAULTS), 2 splits."""
+    config = _setup(folder, "none")
+    faulty = "".join(f"  - {{name: faulty, label: {label}, class: 'faulty_plugin:Faulty', "
+                     f"params: {{how: {label.replace('-', '_')}}}}}\n" for label in FAULTS)
+    config.write_text("name: faults\nseed: 0\ndatasets: [digits]\n"
+                      "protocol: {kind: holdout, train_size: 0.5, n_trials: 2}\n"
+                      f"selectors:\n  - fisher\n{faulty}classifier: {{name: linear_svm, C: 1}}\nn_features: [4]\n")
+    return config
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
-@pytest.mark.parametrize(("how", "reason"), [
-    ("sys_exit", "called sys.exit(3)"),
-    ("os_exit", "exit status 3"),
-    ("segfault", "signal 11 (SIGSEGV)"),  # ctypes.string_at(0): a real invalid read
-    ("sigsegv", "signal 11 (SIGSEGV)"),
-])
-def test_a_dying_fit_fails_its_task_only(tmp_path, how, reason, n_jobs):
-    config = _setup(tmp_path, how)
+def test_a_dying_fit_fails_its_task_only(tmp_path, n_jobs):
+    config = _every_fault(tmp_path)
     out = tmp_path / "out"
     result = _fsbench("run", str(config), "--out", str(out), "-j", str(n_jobs), "-q")
     assert result.returncode == 1, result.stderr  # as for any failed task
     assert "Traceback" not in result.stderr
-    expected = f"the process running selector faulty ended: {reason}"
-    assert "Error: 2 of 4 tasks failed (failures.csv)" in result.stderr
-    assert result.stderr.count(expected) == 2, result.stderr
-    failures = _failures(out)
-    assert sorted((f["selector"], f["repeat"], f["error"]) for f in failures) == [
-        ("faulty", "0", expected), ("faulty", "1", expected)]
-    # every other task finished, after the fault (repetition by repetition: fisher r1 ran after faulty r0)
+    assert "Error: 8 of 10 tasks failed (failures.csv)" in result.stderr
+    expected = sorted((label, str(repeat), f"the process running selector {label} ended: {reason}")
+                      for label, reason in FAULTS.items() for repeat in (0, 1))
+    assert sorted((f["selector"], f["repeat"], f["error"]) for f in _failures(out)) == expected
+    for _, _, error in expected:
+        assert f"{error}\n" in result.stderr
+    # the other tasks finished: at -j 1 fisher's second split ran after its worker died three times
     files = _task_files(out)
     assert len(files) == 2 and all("__fisher__" in name for name in files)
     assert "runs.csv.gz" in result.stdout
-
-
-def test_a_rerun_retries_the_tasks_whose_process_died(tmp_path):
-    config = _setup(tmp_path, "segfault")
-    out = tmp_path / "out"
-    assert _fsbench("run", str(config), "--out", str(out), "-j", "2", "-q").returncode == 1
+    # and the rerun retries the failed tasks (without the fault, they succeed)
     (tmp_path / "FAULT").unlink()
-    rerun = _fsbench("run", str(config), "--out", str(out), "-j", "2", "-q")
+    rerun = _fsbench("run", str(config), "--out", str(out), "-j", str(n_jobs), "-q")
     assert rerun.returncode == 0, rerun.stderr
-    assert "4 tasks (2 resumed)" in rerun.stdout
-    assert len(_task_files(out)) == 4 and not (out / "failures.csv").exists()
+    assert "10 tasks (2 resumed)" in rerun.stdout
+    assert len(_task_files(out)) == 10 and not (out / "failures.csv").exists()
 
 
 class _Spec:
