@@ -338,7 +338,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
     """
     from fsbench.papers.layout import Layout
     from fsbench.report import format_table, plot_curves
-    from fsbench.store import RUNS_FILE, collect_runs, load_runs
+    from fsbench.store import RUNS_FILE, atomic_write_text, collect_runs, load_runs
     from fsbench.workflows.reproduce import write_paper_figures, write_paper_tables, write_variant_figures
 
     layout = Layout(configs_dir, results_root)
@@ -354,7 +354,7 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
                 click.echo(f"{config} -> {out}", err=True)
                 _run_paper_config(config, out, data_dir, n_jobs, recompute_stale, scheduler)
             runs = load_runs(out)
-            (out / "table.md").write_text(format_table(runs, None, "markdown"))
+            atomic_write_text(out / "table.md", format_table(runs, None, "markdown"))
             plot_curves(runs, out / "curves", title=out.name)
             if is_variant:
                 write_variant_figures(out, config, layout.config(paper), data_dir)

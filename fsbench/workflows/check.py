@@ -138,7 +138,9 @@ def _comparable(runs: pd.DataFrame) -> pd.DataFrame:
     """runs.csv.gz as read back from disk, so rerun and committed values share their types."""
     from io import StringIO
 
-    return pd.read_csv(StringIO(runs.to_csv(index=False)))
+    from fsbench.csvread import read_table
+
+    return read_table(StringIO(runs.to_csv(index=False)))
 
 
 def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir: Path, *,
