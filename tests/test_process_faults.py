@@ -250,10 +250,11 @@ def test_a_hung_task_is_named_with_its_running_time_and_an_interrupt_stops_it(tm
         str(tmp_path / "hang.yaml"), dataset_resolver=lambda n: _Spec("digits", 64))
     seen: list[list[tuple[str, float]]] = []
     workers: set[int] = set()
+    others = _descendants(os.getpid())  # earlier tests' processes (joblib's idle workers) are not the run's
 
     def running(tasks):
         seen.append(tasks)
-        workers.update(_descendants(os.getpid()))
+        workers.update(_descendants(os.getpid()) - others)
         if tasks[0][1] >= 2.5:
             raise KeyboardInterrupt
 
