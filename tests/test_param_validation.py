@@ -130,6 +130,7 @@ EXPECT: dict[str, dict[str, P]] = {
         "label_coding": P("str", ["onehot", "pm1"], ["one-hot", "ordinal", "+-1"]),
         "fit_intercept": BOOL, "tol": DECREASE_TOL, "max_iter": ITERS,
         "form": P("str", ["auto", "samples", "features"], ["sample", "dual"]),
+        "stop": P("str", ["gap", "decrease"], ["duality_gap", "Gap", "relative"]),
     },
     "dso": {
         "n_features_to_select": N_SELECT,
