@@ -1,4 +1,4 @@
-"""Dask cluster runs (issue 16): overhead, scaling here, and a model of larger clusters.
+"""Dask cluster runs: overhead, scaling here, and a model of larger clusters.
 
 1. Overhead: wall time of ``fsbench run CONFIG --scheduler local:2`` against ``-j 2`` on the
    same machine in the same invocation (quickstart and GLIOMA), each into a fresh folder,

@@ -1,4 +1,4 @@
-"""fsbench's evaluation of one ranking against the plain scikit-learn computation (issue 17).
+"""fsbench's evaluation of one ranking against the plain scikit-learn computation.
 
 For one ranking per dataset (Fisher score, fitted on the training part), both compute, on the
 same inner folds and with the same tuning rules (DSO-FS's protocol: 8 inner folds, 3 under 200

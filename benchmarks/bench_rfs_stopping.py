@@ -1,4 +1,4 @@
-"""RFS's stopping rule before and after the duality-gap certificate (issue 13, item 5).
+"""RFS's stopping rule before and after the duality-gap certificate (commit aea5faf).
 
 For every dataset and gamma of the papers' configs that is present (configs/papers/rfs.yaml:
 gamma = 1 on ALLAML, GLIOMA, Prostate-GE; configs/papers/dso-fs.yaml: gamma in 1e-3..1e3 on AR,

@@ -1,4 +1,4 @@
-"""False-positive rate of paired tests over overlapping splits, on a null problem (issue 15).
+"""False-positive rate of paired tests over overlapping splits, on a null problem.
 
 Two "selectors" whose accuracies are identical in distribution: a nearest-centroid classifier
 on feature subset A (the first m features) or on subset B (the next m), where every feature

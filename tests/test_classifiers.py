@@ -1,4 +1,4 @@
-"""Several classifiers (issue 14): the built-ins, user classes, tuning rules, bad specs, reporting.
+"""Several classifiers: the built-ins, user classes, tuning rules, bad specs, reporting.
 
 Oracles: scikit-learn's own constructors and a plain scikit-learn computation written here
 (cross_val_predict on protocol's inner folds, the stated tie rule, refit, test accuracy);

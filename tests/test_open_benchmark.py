@@ -1,4 +1,4 @@
-"""A user's selector, data and classifiers beside the published ones (issue 14): the example
+"""A user's selector, data and classifiers beside the published ones: the example
 under examples/ runs, its plugin rows equal a plain scikit-learn computation, an edited plugin is
 recomputed and an unchanged one is not, and a plugin that fails on one split loses nothing."""
 

@@ -1,4 +1,4 @@
-"""Selector parameters are validated before anything runs (issue 13).
+"""Selector parameters are validated before anything runs.
 
 Every parameter of every registered selector (found in the registry, so a new selector is swept
 as soon as it is registered) is tried with invalid values, generated two ways:

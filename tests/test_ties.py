@@ -1,4 +1,4 @@
-"""Ties between chi2 and infogain scores are decided by exact values, not round-off (issue 13, item 6).
+"""Ties between chi2 and infogain scores are decided by exact values, not round-off.
 
 Features whose statistics are equal in exact arithmetic must get equal scores, so that they rank
 by index ("ties keep the lower index", base.rank_by_scores). The exact references are written

@@ -9,9 +9,9 @@ benchmarks/stats_false_positives.py). The verdict uses the corrected resampled t
 splits (:func:`fsbench.stats.corrected_ttest`): every outer split is one (each fold of a
 repeated k-fold protocol, Bouckaert & Frank's correction; each repetition of a hold-out one),
 with rho = 1/k for k folds per repetition, else n_test / (n_test + n_train) of the rows. The
-plain paired t-test over repetitions (the verdict before issue 15) and the Wilcoxon signed-rank
-test over repetitions are shown beside it; a margin "beyond noise" is positive with a corrected
-p-value below :data:`ALPHA`.
+plain paired t-test over repetitions (the verdict before the corrected test, commit 94660ea) and
+the Wilcoxon signed-rank test over repetitions are shown beside it; a margin "beyond noise" is
+positive with a corrected p-value below :data:`ALPHA`.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def headline_claims(paper: str, runs: pd.DataFrame | None) -> pd.DataFrame:
     the runner-up (the best other method); ``t_pvalue`` is the corrected resampled t-test over
     the splits, ``plain_t_pvalue`` the plain paired t-test and ``wilcoxon_pvalue`` the Wilcoxon
     signed-rank test over the repetitions. ``significant``: a positive margin with corrected
-    p < 0.05; ``significant_plain``: the same with the plain test (the verdict before issue 15).
+    p < 0.05; ``significant_plain``: the same with the plain test (the verdict before the corrected test).
     Printed: whether the method's printed value is the largest of the printed row.
     """
     rows = []
@@ -194,8 +194,8 @@ def claims_section(paper: str, runs: pd.DataFrame | None) -> list[str]:
              "Beyond noise: a positive margin over the runner-up with p < 0.05 under the corrected resampled "
              "t-test over the outer splits (Nadeau & Bengio; Bouckaert & Frank for repeated k-fold), which "
              "allows for the splits' overlap. The plain paired t-test over repetitions, the verdict before "
-             "issue 15, and the Wilcoxon signed-rank test over repetitions (zero differences split between the "
-             "signs, as fsbench stats computes it) are shown beside it.", ""]
+             "the corrected resampled t-test was adopted, and the Wilcoxon signed-rank test over repetitions "
+             "(zero differences split between the signs, as fsbench stats computes it) are shown beside it.", ""]
     for method in PROPOSED[paper]:
         against = ", ".join(titles[m] for m in competitors(paper, method))
         lines += [f"{titles[method]} against {against}:", ""]
