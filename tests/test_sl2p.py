@@ -204,7 +204,7 @@ def test_zero_data_gives_zero_weights_and_a_warning():
 
 
 def test_unscaled_C_with_p_gt_1_and_many_features_is_flagged():
-    # the observation: features shrunk by d^(-p/2) and the paper's C give W ~ 0
+    # as reported: features shrunk by d^(-p/2) and the paper's C give W ~ 0
     X, y = random_problem(10, 4000, 3, 1)
     est = make_selector("sl2p", dict(p=3.0, C=1.0, C_scale=0.0))
     with pytest.warns(DegenerateWeightsWarning, match="negligible"):

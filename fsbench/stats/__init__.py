@@ -1,4 +1,4 @@
-"""Statistics for comparing selectors (issue 15): pure functions, no I/O.
+"""Statistics for comparing selectors: pure functions, no I/O.
 
 - :mod:`fsbench.stats.friedman`: Friedman test over blocks (datasets or (dataset, k) pairs),
   average ranks, Iman-Davenport's F, Nemenyi's critical difference; :func:`block_matrix`
