@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -157,6 +158,9 @@ def describe_exit(exitcode: int | None) -> str:
 def _serve(conn: Any, work: Callable[[int], Any], parent: int) -> None:
     """A worker's life: run each job the parent sends, send back its result, until told to stop."""
     _die_with_parent(parent)
+    # The objects inherited from a forked parent are left out of garbage collection: collecting
+    # them would write to every one of them and so copy the parent's memory, page by page.
+    gc.freeze()
     # Ctrl-C reaches the whole process group: the parent stops the workers, they do not stop
     # themselves half-way; SIGTERM keeps its default (the parent's handler was inherited).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
