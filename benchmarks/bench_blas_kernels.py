@@ -71,6 +71,10 @@ def main() -> None:
              f"`python benchmarks/bench_blas_kernels.py`, {time.strftime('%Y-%m-%d')}: the tasks `fsbench check` "
              "reruns, computed under each kernel (`OPENBLAS_CORETYPE`, set in a fresh process), compared with the "
              "committed rows as `fsbench check` compares them (counts, C, parameters, iterations exactly).", "",
+             "Before the ordered sums of fsbench.fixed_order (commit 7cbe95e), the same comparison failed under "
+             "SkylakeX on one row: RFS paper, GLIOMA repetition 0 fold 4, fstat, k = 2, 4 correct against the "
+             "committed 3 (a test sample with decision value 0 in exact arithmetic, its sign set by BLAS ddot's "
+             "rounding).", "",
              "| paper | kernel (OpenBLAS reports) | rows | rows differing from the committed ones | seconds |",
              "|---|---|---|---|---|"]
     for paper in args.papers:
