@@ -60,6 +60,7 @@ class Progress:
             return
         self._done += 1
         if self._bar is not None:
+            self._running = ""  # the next tick names what still runs
             self._bar.update(1)
             return
         now = time.monotonic()
