@@ -98,6 +98,32 @@ def _selector_source(name: str, kind: str) -> tuple[Callable[..., Any], str, boo
 _PLUGIN_LOADED: dict[str, str] = {}
 
 
+class _Deferred(threading.local):
+    pending: list[tuple[Any, ...]] | None = None
+
+
+_DEFERRED = _Deferred()
+
+
+@contextlib.contextmanager
+def deferred_cache_writes() -> Iterator[list[tuple[Any, ...]]]:
+    """Within the block, fits keep their rankings-cache entries in the yielded list instead of
+    writing them: a worker process returns them with its result and only the process holding the
+    results folder's lock writes (:func:`write_cache_entries`), so a worker that outlives a killed
+    run writes nothing. Reads of the cache are unaffected."""
+    previous, _DEFERRED.pending = _DEFERRED.pending, []
+    try:
+        yield _DEFERRED.pending
+    finally:
+        _DEFERRED.pending = previous
+
+
+def write_cache_entries(entries: Iterable[tuple[Any, ...]]) -> None:
+    """Write rankings-cache entries a :func:`deferred_cache_writes` block collected."""
+    for entry in entries:
+        save_ranking(*entry)
+
+
 def _user_module(module: Any) -> bool:
     """A module from a user's source file (not an installed library, whose code its version names)."""
     file = getattr(module, "__file__", None)
@@ -188,7 +214,11 @@ def fit_selector(
         # kept with the ranking so that the objective figures reuse this fit (fsbench.traces)
         meta["objective"] = np.asarray(selector.objective_, dtype=float).ravel().tolist()
     if cache is not None:
-        save_ranking(cache, key, ranking, np.asarray(selector.scores_, dtype=float), meta)
+        entry = (cache, key, ranking, np.asarray(selector.scores_, dtype=float), meta)
+        if _DEFERRED.pending is not None:
+            _DEFERRED.pending.append(entry)
+        else:
+            save_ranking(*entry)
     return {"ranking": ranking, "scores": np.asarray(selector.scores_, dtype=float), **meta}
 
 

@@ -47,7 +47,16 @@ from threadpoolctl import threadpool_limits
 from fsbench import __version__
 from fsbench.errors import FsbenchError
 from fsbench.experiment import Experiment
-from fsbench.fitting import FitTimeout, fit_selector, ranking_key, selector_identity, time_limit
+from fsbench.fitting import (
+    FitTimeout,
+    deferred_cache_writes,
+    fit_selector,
+    input_written_note,
+    ranking_key,
+    selector_identity,
+    time_limit,
+    write_cache_entries,
+)
 from fsbench.protocol import (
     check_inner_cv,
     derive_seed,
@@ -229,7 +238,8 @@ def run_experiment(
             for task_id in checked.damaged:
                 task_path(out_dir, task_id).unlink(missing_ok=True)
             if checked.damaged:
-                note(f"{len(checked.damaged)} damaged task files (cut short or emptied) are recomputed")
+                note(f"{len(checked.damaged)} damaged task files (cut short, emptied or changed after they were "
+                     "written) are recomputed")
             for task_id in checked.stale_ids:
                 task_path(out_dir, task_id).unlink(missing_ok=True)
             if checked.stale_ids:
@@ -253,7 +263,7 @@ def run_experiment(
                      f"kept rankings, or {RANKINGS_FILE} did not hold theirs); 'python -m fsbench.rankings "
                      f"{out_dir}' regenerates them once the run is finished")
             return _run_pending(experiment, tasks, checked.kept, data, out_dir, n_jobs, started, skipped,
-                                notes, on_start, on_task_done, client, on_running)
+                                notes, on_start, on_task_done, client, on_running, on_note)
         except OSError as exc:
             raise FsbenchError(f"{describe_os_error(exc, 'the results')}; every finished task is kept: free "
                                "space (or fix the folder) and run the same command again to resume.") from None
@@ -263,7 +273,8 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
                  n_jobs: int, started: float, skipped: list[str], notes: list[str],
                  on_start: Callable[[int, int], None] | None,
                  on_task_done: Callable[[str], None] | None, client: Any = None,
-                 on_running: Callable[[list[tuple[str, float]]], None] | None = None) -> RunResult:
+                 on_running: Callable[[list[tuple[str, float]]], None] | None = None,
+                 on_note: Callable[[str], None] | None = None) -> RunResult:
     # Repetition-major: the first repetitions of every dataset finish before later ones start,
     # so an interrupted long run already covers every dataset (results do not depend on order).
     pending = sorted((t for t in tasks if t.id not in done), key=lambda t: (t.split.repeat, t.split.fold))
@@ -322,6 +333,10 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
     files = read_task_files(out_dir, [t.id for t in tasks if t.id in done])
     files += unplanned_tasks(out_dir, tasks, experiment.fingerprint())
     rows = [row for file in files for row in file.rows]
+    if (written := input_written_note(rows)) is not None:  # a selector wrote into its (copied) input
+        notes.append(written)
+        if on_note:
+            on_note(written)
     runs = write_runs(out_dir, rows) if rows else pd.DataFrame(columns=["dataset", "selector", "k", "accuracy"])
     write_rankings(out_dir, files, experiment.fingerprint())
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
@@ -355,12 +370,15 @@ class TaskOutcome:
     rows: list[dict[str, Any]] | None = None
     ranking: list[int] | None = None
     failure: dict[str, Any] | None = None
+    #: rankings-cache entries the task's fits computed, written by the process that saves the outcome
+    cache_entries: tuple[tuple[Any, ...], ...] = ()
 
 
 def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, cache: Path | None,
                  threads: int = 1) -> TaskOutcome:
-    """Fit the selector on the task's training part and evaluate every k; write nothing but the
-    rankings ``cache`` (None: no cache, as on a cluster's workers).
+    """Fit the selector on the task's training part and evaluate every k; write nothing: the
+    rankings-cache entries its fits compute come back in the outcome (``cache`` None: no cache,
+    as on a cluster's workers), and :func:`save_outcome` writes them.
 
     A selector that raises (a user's selector, most likely) or runs past its ``timeout`` fails
     this task only: the outcome then holds the failure's record instead of rows.
@@ -370,7 +388,7 @@ def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarra
         # a reused worker started before this config was read: let it import the config's plugins
         sys.path.insert(0, experiment.base_dir)
     try:
-        with threadpool_limits(limits=threads):
+        with threadpool_limits(limits=threads), deferred_cache_writes() as entries:
             rows, ranking = _evaluate_task(experiment, task, X, y, cache)
     except OSError as exc:
         if exc.errno in _STORAGE_ERRORS:
@@ -380,7 +398,8 @@ def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarra
         failure = exc
     else:
         seconds = time.perf_counter() - t0  # the whole task: tuning, selection and evaluation
-        return TaskOutcome(task.id, [{**row, "task_seconds": seconds} for row in rows], list(ranking))
+        return TaskOutcome(task.id, [{**row, "task_seconds": seconds} for row in rows], list(ranking),
+                           cache_entries=tuple(entries))
     reason = str(failure).strip().splitlines()[0] if str(failure).strip() else ""
     error = f"{type(failure).__name__}: {reason}" if reason else type(failure).__name__
     return TaskOutcome(task.id, failure=failure_record(experiment, task, error, time.perf_counter() - t0))
@@ -404,6 +423,7 @@ def save_outcome(out_dir: Path, outcome: TaskOutcome) -> str:
     if outcome.failure is not None:
         write_failure(out_dir, outcome.task_id, outcome.failure)
     else:
+        write_cache_entries(outcome.cache_entries)
         write_task(out_dir, outcome.task_id, outcome.rows or [], outcome.ranking)
         clear_failure(out_dir, outcome.task_id)
     return outcome.task_id

@@ -233,7 +233,9 @@ def test_a_plugin_editing_its_input_is_evaluated_as_if_it_had_worked_on_a_copy(p
         experiment = load_experiment(config)
     data = load("digits")
     X0, y0 = data.X.copy(), data.y.copy()
-    runs = run_experiment(experiment, tmp_path / "out", data={"digits": data}, n_jobs=1).runs
+    said = []
+    result = run_experiment(experiment, tmp_path / "out", data={"digits": data}, n_jobs=1, on_note=said.append)
+    runs = result.runs
     np.testing.assert_array_equal(data.X, X0)
     np.testing.assert_array_equal(data.y, y0)
     key = ["repeat", "k"]
@@ -243,11 +245,12 @@ def test_a_plugin_editing_its_input_is_evaluated_as_if_it_had_worked_on_a_copy(p
         np.testing.assert_array_equal(rows[a]["n_correct"], rows[b]["n_correct"])
     assert rows["inplace"]["selector_warnings"].str.contains("wrote into the training data").all()
     assert not rows["oncopy"]["selector_warnings"].fillna("").str.contains("wrote into").any()
-    # the run's note, for the runner to give (fits run in workers, notes are the main process's)
+    # the run's note, given by the process that gathers the rows (fits run in workers)
     assert input_written_note(runs.to_dict("records")).startswith(
         "selectors that wrote into the training data they were given while fitting: inplace (2 tasks), "
         "zeroes (2 tasks); ")
     assert input_written_note(runs[runs.selector == "oncopy"].to_dict("records")) is None
+    assert input_written_note(runs.to_dict("records")) in said and said == list(result.notes)
     checked = 0
     for split in outer_splits(y0, experiment.protocol, experiment.seed, "digits"):
         scaler = StandardScaler().fit(X0[split.train])

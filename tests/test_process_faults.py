@@ -295,3 +295,29 @@ def test_the_run_command_names_a_slow_task_and_keeps_its_counted_lines(tmp_path,
     lines = result.output.splitlines()
     assert any(re.fullmatch(r"faults: 1/2 tasks; running [2-9] s: digits r0 f0 faulty", line) for line in lines), lines
     assert any(re.fullmatch(r"faults: 2/2 tasks \(\d+ s\)", line) for line in lines), lines
+
+
+def test_a_worker_writes_nothing_its_cache_entries_come_back_with_its_result(tmp_path, digits):
+    """compute_task (what a worker runs) leaves the rankings cache untouched and returns the entries
+    its fits computed; save_outcome, in the process holding the lock, writes them, and a later fit
+    of the same inputs is served from them."""
+    from fsbench.runner import save_outcome
+    from fsbench.store import load_ranking
+
+    experiment = parse_experiment(
+        "name: w\nseed: 0\ndatasets: [digits]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 1}\n"
+        "selectors: [{name: rfs, grid: {gamma: [0.1, 1]}}]\ninner_cv: {n_splits: 2}\n"
+        "classifier: {name: linear_svm, C: 1}\nn_features: [4]\n", "w.yaml",
+        dataset_resolver=lambda name: _Spec("digits", 64))
+    X, y = digits["digits"].X, digits["digits"].y
+    task = plan(experiment, digits)[0]
+    cache = tmp_path / "cache"
+    outcome = compute_task(experiment, task, X, y, cache)
+    assert outcome.failure is None
+    assert not cache.exists() or not any(p.is_file() for p in cache.rglob("*"))
+    assert len(outcome.cache_entries) == 2 * 2 + 1  # two grid points x two inner folds, and the final fit
+    save_outcome(tmp_path, outcome)
+    assert sum(p.is_file() for p in cache.rglob("*")) >= len(outcome.cache_entries)
+    cached_key, ranking = outcome.cache_entries[-1][1], outcome.cache_entries[-1][2]
+    hit = load_ranking(cache, cached_key)
+    assert hit is not None and np.array_equal(hit["ranking"], ranking)
