@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -368,13 +369,24 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
 
 def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None,
                       recompute_stale: bool, scheduler: str | None = None) -> None:
-    from fsbench.console import INTERRUPTED, sigterm_as_interrupt
+    from fsbench.console import INTERRUPTED, PROGRESS_EVERY, sigterm_as_interrupt
     from fsbench.workflows.reproduce import run_config
+
+    last_line = [time.monotonic()]
+
+    def done(task_id: str) -> None:
+        last_line[0] = time.monotonic()
+        click.echo(f"  done {task_id}", err=True)
+
+    def running(tasks: list[tuple[str, float]]) -> None:  # a run silent for a minute names its tasks
+        if tasks and time.monotonic() - last_line[0] >= PROGRESS_EVERY:
+            last_line[0] = time.monotonic()
+            click.echo("  running " + ", ".join(f"{seconds:.0f} s: {name}" for name, seconds in tasks), err=True)
 
     try:
         with sigterm_as_interrupt():
             run_config(config, out, data_dir=data_dir, n_jobs=n_jobs, recompute_stale=recompute_stale,
-                       scheduler=scheduler, on_task_done=lambda task_id: click.echo(f"  done {task_id}", err=True),
+                       scheduler=scheduler, on_task_done=done, on_running=running,
                        on_note=lambda text: click.echo(f"  Note: {text}.", err=True))
     except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.workers)
         click.echo(f"\n{INTERRUPTED}", err=True)

@@ -321,3 +321,20 @@ def test_a_worker_writes_nothing_its_cache_entries_come_back_with_its_result(tmp
     cached_key, ranking = outcome.cache_entries[-1][1], outcome.cache_entries[-1][2]
     hit = load_ranking(cache, cached_key)
     assert hit is not None and np.array_equal(hit["ranking"], ranking)
+
+
+def test_reproduce_names_a_slow_task(tmp_path, monkeypatch):
+    """fsbench reproduce prints its tasks as they finish; a task that runs on silently is named with
+    its running time, as fsbench run names it."""
+    import fsbench.console
+
+    monkeypatch.setattr(fsbench.console, "PROGRESS_EVERY", 1.0)
+    config = _setup(tmp_path, "sleep", n_trials=1, seconds=4.0)
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "rfs.yaml").write_text(config.read_text())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = CliRunner().invoke(main, ["reproduce", "rfs", "--no-variants", "-j", "1", "--configs", str(papers),
+                                       "--results", str(tmp_path / "results")])
+    lines = result.output.splitlines()
+    assert any(re.fullmatch(r"  running [2-9] s: digits r0 f0 faulty", line) for line in lines), lines

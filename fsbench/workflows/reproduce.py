@@ -50,15 +50,17 @@ def run_config(config: Path, out: Path, *, data_dir: Path | None, n_jobs: int | 
                recompute_stale: bool = False, scheduler: str | None = None,
                on_start: Callable[[int, int], None] | None = None,
                on_task_done: Callable[[str], None] | None = None,
-               on_note: Callable[[str], None] | None = None) -> Path:
-    """Run (or resume) one configuration with missing datasets skipped; log its wall time."""
+               on_note: Callable[[str], None] | None = None,
+               on_running: Callable[[list[tuple[str, float]]], None] | None = None) -> Path:
+    """Run (or resume) one configuration with missing datasets skipped; log its wall time.
+    ``on_running`` receives the running tasks with their seconds, about every second."""
     from fsbench.config import load_experiment
     from fsbench.runner import run_experiment
 
     experiment = load_experiment(config)
     run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=True,
                    recompute_stale=recompute_stale, on_start=on_start, on_task_done=on_task_done,
-                   on_note=on_note, scheduler=scheduler)
+                   on_note=on_note, scheduler=scheduler, on_running=on_running)
     return out
 
 
