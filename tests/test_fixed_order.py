@@ -178,3 +178,23 @@ def test_t_statistics_are_the_stated_computation():
             ss_r = seq_sum(ss[m] for m in rest) + seq_sum(counts[m] * sq(means[m] - mean_r) for m in rest)
             se2 = ss[k] / max(n_k - 1, 1) / n_k + ss_r / max(n_r - 1, 1) / n_r
             assert got[k, j] == (means[k] - mean_r) / math.sqrt(se2)
+
+
+def test_mean_std_states_are_the_stated_computation():
+    """chi2, infogain and mrmr discretize at mean +- std with sums in sample order: a value at the
+    threshold in exact arithmetic falls on the same side on every machine."""
+    from fsbench.selectors._discretize import discretize
+
+    rng = np.random.default_rng(11)
+    X = np.asfortranarray(wide_range(rng, (41, 6)))
+    X[:, 4] = np.tile([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1], 4)[:41]  # sums that round
+    codes, n_states = discretize(X, "mean_std", 1.0)
+    n = X.shape[0]
+    assert n_states == 3
+    for j in range(X.shape[1]):
+        col = [float(v) for v in X[:, j]]
+        mean = seq_sum(col) / n
+        z = [v - mean for v in col]
+        std = math.sqrt(seq_sum(sq(v) for v in z) / (n - 1))
+        z = [v / std for v in z] if std != 0 else [0.0] * n
+        np.testing.assert_array_equal(codes[:, j], [int(v >= -1.0) + int(v > 1.0) for v in z])
