@@ -34,12 +34,12 @@ from threadpoolctl import threadpool_info
 from fsbench.config import load_experiment
 from fsbench.runner import run_experiment
 from fsbench.store import load_runs
-from fsbench.workflows.check import CHECK_SUBSETS, _comparable, compare_rows, subset_experiment
+from fsbench.workflows.check import CHECK_SUBSETS, as_read_back, compare_rows, subset_experiment
 
 paper, config, out = sys.argv[1], sys.argv[2], sys.argv[3]
 datasets, repeats = CHECK_SUBSETS[paper]
 experiment = subset_experiment(load_experiment(config), datasets, repeats)
-rerun = _comparable(run_experiment(experiment, Path(out), n_jobs=2).runs)
+rerun = as_read_back(run_experiment(experiment, Path(out), n_jobs=2).runs)
 committed = load_runs(Path("results/papers") / paper)
 kernels = sorted({i.get("architecture", "?") for i in threadpool_info() if i.get("internal_api") == "openblas"})
 print(json.dumps({"rows": len(rerun), "problems": compare_rows(rerun, committed), "openblas": kernels}))

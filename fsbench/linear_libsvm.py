@@ -103,31 +103,12 @@ def solver_for(estimators: Sequence[Any]) -> tuple[Solver, list[float]] | None:
     return (solvers.pop(), Cs) if len(solvers) == 1 else None
 
 
-# ----------------------------------------------------------------------------- kernels
-def libsvm_kernel_column(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """LIBSVM's own linear kernel ``K(A[i], b)`` (BLAS ``ddot``) for every row: the decision values
-    of a two-class model whose support vectors are ``b`` (coefficient 1) and ``b`` (coefficient 0),
-    rho 0. Not used by the evaluation (its bits depend on the CPU); benchmarks compare with it."""
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    SV = np.ascontiguousarray(np.vstack([b, b]), dtype=np.float64)
-    dec = libsvm.decision_function(A, np.array([0, 1], dtype=np.int32), SV, np.array([1, 1], dtype=np.int32),
-                                   np.array([[1.0, 0.0]]), np.array([0.0]), np.empty(0), np.empty(0),
-                                   svm_type=0, kernel="linear")
-    return dec[:, 0]
-
-
 # ----------------------------------------------------------------------------- LIBSVM calls
-def _scale_gamma(X: np.ndarray) -> float:
-    """``SVC``'s gamma="scale" (the linear kernel ignores it; passed as SVC passes it)."""
-    var = X.var()
-    return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
-
-
 def _counts(train: np.ndarray, y_train: np.ndarray, evaluate: np.ndarray, y_evaluate: np.ndarray,
-            Cs: Sequence[float], solver: Solver, kernel: str) -> np.ndarray:
+            Cs: Sequence[float], solver: Solver) -> np.ndarray:
     """Correct predictions of ``y_evaluate`` for every C. ``train`` and ``evaluate`` are kernel
-    blocks (training rows x training rows, evaluated rows x training rows) when ``kernel`` is
-    "precomputed", feature rows when it is "linear"; LIBSVM gets the arguments ``SVC`` gives it."""
+    blocks (training rows x training rows, evaluated rows x training rows); LIBSVM gets the
+    arguments ``SVC(kernel="precomputed")`` gives it."""
     classes, y_code = np.unique(y_train, return_inverse=True)
     if classes.size < 2:  # SVC's own error
         SVC(kernel="linear").fit(np.zeros((y_train.size, 1)), y_train)
@@ -136,17 +117,16 @@ def _counts(train: np.ndarray, y_train: np.ndarray, evaluate: np.ndarray, y_eval
     evaluate = np.ascontiguousarray(evaluate, dtype=np.float64)
     if not (np.isfinite(train).all() and np.isfinite(evaluate).all()):  # SVC refuses them too
         raise ValueError("Input X contains NaN or infinity.")
-    gamma = 0.0 if kernel == "precomputed" else _scale_gamma(train)
     out = np.empty(len(Cs), dtype=np.int64)
     libsvm.set_verbosity_wrap(0)
     for j, C in enumerate(Cs):
         model = libsvm.fit(train, y_code, svm_type=0, sample_weight=np.empty(0),
-                           class_weight=np.ones(classes.size), kernel=kernel, C=C, nu=0.5, probability=0,
+                           class_weight=np.ones(classes.size), kernel="precomputed", C=C, nu=0.5, probability=0,
                            degree=3, shrinking=solver.shrinking, tol=solver.tol, cache_size=solver.cache_size,
-                           coef0=0.0, gamma=gamma, epsilon=0.1, max_iter=solver.max_iter, random_seed=0)
+                           coef0=0.0, gamma=0.0, epsilon=0.1, max_iter=solver.max_iter, random_seed=0)
         support, support_vectors, n_support, dual_coef, intercept, prob_a, prob_b = model[:7]
         codes = libsvm.predict(evaluate, support, support_vectors, n_support, dual_coef, intercept, prob_a,
-                               prob_b, svm_type=0, kernel=kernel, degree=3, coef0=0.0, gamma=gamma,
+                               prob_b, svm_type=0, kernel="precomputed", degree=3, coef0=0.0, gamma=0.0,
                                cache_size=solver.cache_size)
         out[j] = int(np.sum(classes[codes.astype(np.intp)] == y_evaluate))
     return out
@@ -197,7 +177,7 @@ class _Columns:
 
     def __init__(self, X: np.ndarray, cols: np.ndarray, X_test: np.ndarray | None = None,
                  previous: _Columns | None = None):
-        self.X, self.cols, self.X_test = X, np.asarray(cols), X_test
+        self.cols, self.X_test = np.asarray(cols), X_test
         self.A = np.ascontiguousarray(X[:, self.cols])
         self._K: np.ndarray | None = None
         self._K_test: np.ndarray | None = None
@@ -251,7 +231,7 @@ def fold_counts(y: np.ndarray, fit: np.ndarray, val: np.ndarray, columns: _Colum
     found = _recall(key)
     if found is None:
         K = columns.K
-        found = _counts(K[np.ix_(fit, fit)], y[fit], K[np.ix_(val, fit)], y[val], Cs, solver, "precomputed")
+        found = _counts(K[np.ix_(fit, fit)], y[fit], K[np.ix_(val, fit)], y[val], Cs, solver)
         _remember(key, found)
     return found
 
@@ -261,7 +241,7 @@ def refit_count(y_train: np.ndarray, y_test: np.ndarray, columns: _Columns, C: f
     """Correct test predictions of the refit on the whole training part (cached under ``key``)."""
     found = _recall(key)
     if found is None:
-        found = _counts(columns.K, y_train, columns.K_test, y_test, [C], solver, "precomputed")
+        found = _counts(columns.K, y_train, columns.K_test, y_test, [C], solver)
         _remember(key, found)
     return int(found[0])
 

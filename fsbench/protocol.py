@@ -43,8 +43,9 @@ Tuning rules, stated once:
 
 How the numbers are computed: a classifier that is exactly ``SVC(kernel="linear")`` but C (the
 built-in ``linear_svm`` on LIBSVM) is trained on one precomputed kernel matrix per k, shared by the
-inner folds, the C grid and the refit (:mod:`fsbench.linear_libsvm`, which states why every
-prediction is the one ``SVC(kernel="linear")`` makes, bit for bit); a classifier that is exactly
+inner folds, the C grid and the refit, whose entries are sums in a stated order, the same bits on
+every machine (:mod:`fsbench.linear_libsvm` says where that equals ``SVC(kernel="linear")``, whose
+BLAS kernel differs per CPU); a classifier that is exactly
 ``LinearSVC`` as fsbench builds it (``crammer_singer``, ``linear_svm`` on LIBLINEAR) is trained by
 calling LIBLINEAR directly with the arguments ``LinearSVC.fit`` passes, without its per-fit
 validation (:mod:`fsbench.linear_liblinear`, which states why its predictions are
@@ -209,8 +210,8 @@ def cv_accuracy_grid(
     classifier for a fixed ranking, a per-fold refit when tuning a selector).
 
     A classifier that is exactly ``SVC(kernel="linear")`` but C (the built-in ``linear_svm`` on
-    LIBSVM) is evaluated by :func:`fsbench.linear_libsvm.inner_counts`: the same predictions,
-    bit for bit, with one kernel matrix per k (its docstring says why they are the same). A
+    LIBSVM) is evaluated by :func:`fsbench.linear_libsvm.inner_counts`: LIBSVM on the linear kernel
+    as fsbench computes it (sums in a stated order), one kernel matrix per k. A
     ``LinearSVC`` as fsbench builds it (``crammer_singer``, ``linear_svm`` on LIBLINEAR) is evaluated
     by :func:`fsbench.linear_liblinear.inner_counts`: LIBLINEAR called directly, the same predictions.
     """

@@ -106,20 +106,19 @@ def ranking_margins(scores: np.ndarray | None, ranking: np.ndarray, ks: Sequence
     follow the scores (a greedy selector such as mRMR, whose scores are not its order), where
     the scores are not finite, and at k = d.
     """
-    ks = list(ks)
+    ks = np.asarray(list(ks), dtype=int)
+    margins = np.full(ks.size, np.nan)
     if scores is None:
-        return [float("nan")] * len(ks)
+        return margins.tolist()
     scores = np.asarray(scores, dtype=float)
     ranking = np.asarray(ranking)
     ordered = scores[ranking] if scores.shape == ranking.shape else np.empty(0)
     if ordered.size < 2 or not np.all(np.isfinite(ordered)) or np.any(np.diff(ordered) > 0):
-        return [float("nan")] * len(ks)
-    margins = []
-    for k in ks:
-        if not 0 < k < ordered.size:
-            margins.append(float("nan"))
-            continue
-        upper, lower = ordered[k - 1], ordered[k]
-        scale = max(abs(upper), abs(lower))
-        margins.append(0.0 if scale == 0 else float((upper - lower) / scale))
-    return margins
+        return margins.tolist()
+    upper, lower = ordered[:-1], ordered[1:]  # the k-th and (k+1)-th scores, k = 1 .. d - 1
+    scale = np.maximum(np.abs(upper), np.abs(lower))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gaps = np.where(scale == 0, 0.0, (upper - lower) / scale)
+    inside = (ks > 0) & (ks < ordered.size)
+    margins[inside] = gaps[ks[inside] - 1]
+    return margins.tolist()

@@ -146,12 +146,12 @@ def _ranking(X, y):
 
 @pytest.fixture
 def kernels(monkeypatch):
-    """The kernel argument of every LIBSVM computation of counts (not of cached ones)."""
+    """The training kernel block of every LIBSVM computation of counts (not of cached ones)."""
     seen = []
     original = linear_libsvm._counts
 
     def counting(*args, **kwargs):
-        seen.append(args[6])
+        seen.append(args[0])
         return original(*args, **kwargs)
 
     monkeypatch.setattr(linear_libsvm, "_counts", counting)
@@ -177,7 +177,8 @@ def test_the_evaluation_equals_plain_scikit_learn(name, kernels):
         assert row["inner_accuracy"] == want["inner_accuracy"]
         assert row["n_correct"] == want["n_correct"]
         assert row["accuracy"] == want["n_correct"] / y_test.size
-    assert kernels and set(kernels) == {"precomputed"}  # the fast route computed them
+    # the fast route computed them, on square kernel blocks (training rows x training rows)
+    assert kernels and all(K.shape[0] == K.shape[1] for K in kernels)
 
 
 def _tuned_rows(X_train, y_train, X_test, y_test, ranking, ks=(2, 5)):
@@ -366,7 +367,7 @@ def test_committed_rankings_give_the_plain_route_s_rows(paper, dataset, repeats,
 
 
 @pytest.mark.parametrize("name", ["duplicates", "wine"])
-def test_a_replayed_refit_counts_as_the_evaluation(name):
+def test_a_replayed_refit_counts_as_the_evaluation(name, kernels):
     """protocol.refit_count (what 'fsbench rankings check' replays a stored ranking with) takes the
     evaluation's route: the count of OrderedLinearSVC for linear_svm, of the estimator for knn."""
     X, y = PROBLEMS[name]()
@@ -376,7 +377,9 @@ def test_a_replayed_refit_counts_as_the_evaluation(name):
         cols = ranking[:k]
         svm = classifier_spec("linear_svm", params={"C": 0.5})
         expected = np.sum(OrderedLinearSVC(C=0.5).fit(X_train[:, cols], y_train).predict(X_test[:, cols]) == y_test)
+        before = len(kernels)
         assert protocol.refit_count(X_train, y_train, X_test, y_test, cols, svm, {}, 3) == expected
+        assert len(kernels) == before + 1  # through the evaluation's kernel route, not a plain SVC
         knn = classifier_spec("knn")
         plain = make_classifier(knn, {}, 3).fit(X_train[:, cols], y_train)
         assert protocol.refit_count(X_train, y_train, X_test, y_test, cols, knn, {}, 3) == np.sum(

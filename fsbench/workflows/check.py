@@ -134,7 +134,7 @@ def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame, rounding: list[st
     return problems
 
 
-def _comparable(runs: pd.DataFrame) -> pd.DataFrame:
+def as_read_back(runs: pd.DataFrame) -> pd.DataFrame:
     """runs.csv.gz as read back from disk, so rerun and committed values share their types."""
     from io import StringIO
 
@@ -161,7 +161,7 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     if not subset.datasets:
         result.problems.append(f"none of the check datasets {', '.join(datasets)} is in the {paper} config.")
         return result
-    rerun = _comparable(run_experiment(subset, work_dir, data_dir=data_dir, n_jobs=n_jobs, scheduler=scheduler).runs)
+    rerun = as_read_back(run_experiment(subset, work_dir, data_dir=data_dir, n_jobs=n_jobs, scheduler=scheduler).runs)
     result.n_rows = len(rerun)
     result.problems += compare_rows(rerun, committed, result.rounding)
 
