@@ -12,7 +12,10 @@ training samples; k = 10, 20, ..., 100; C in 1e-4, ..., 1e2):
 fsbench: ``fsbench.protocol.evaluate_ranking`` with the built-in ``linear_svm`` (LIBSVM), whose
 fast route is ``fsbench.linear_libsvm`` (its counts cache emptied first). scikit-learn: the loop
 below, ``SVC(kernel="linear", C=C).fit(...).predict(...)``. A row is one k; it is identical when
-the test accuracy, the chosen C and the inner accuracy are equal (as floats). Both run alternately,
+the test accuracy, the chosen C and the inner accuracy are equal (as floats). fsbench's kernel is
+the ordered sum of fsbench.fixed_order, SVC's is BLAS ``ddot``: they agree bit for bit where ``ddot``
+sums in order (OpenBLAS's Haswell kernel below 16 features), elsewhere up to rounding, so a row
+decided by a tie in exact arithmetic may differ on such a machine. Both run alternately,
 three times each when a run takes under a minute (the best time of each is kept), else once.
 
 Datasets: SEMEION, UMIST, AR, GLIOMA and ISOLET (the five parts stacked), each split as the
