@@ -22,6 +22,18 @@ def papers_data() -> Path:
     return Path(root)
 
 
+@pytest.fixture(scope="module")
+def digits():
+    """scikit-learn's digits, every third sample (599 x 64: quick), as a run's ``data`` argument."""
+    from types import SimpleNamespace
+
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    keep = np.arange(0, X.shape[0], 3)
+    return {"digits": SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
+
+
 @pytest.fixture
 def one_blas_thread():
     """Small dense factorizations: threads only add contention on the shared CI cores."""

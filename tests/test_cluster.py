@@ -6,14 +6,11 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import types
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from sklearn.datasets import load_digits
 
 from fsbench.cli import main
 from fsbench.cluster import parse_scheduler
@@ -46,13 +43,6 @@ classifier: {{name: linear_svm, C: [0.01, 1]}}
 n_features: [4, 16]
 """
     return parse_experiment(text, "cluster.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    keep = np.arange(0, X.shape[0], 3)
-    return {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,12 @@ import signal
 import subprocess
 import sys
 import time
-import types
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from sklearn.datasets import load_digits
 
 from fsbench.cli import main
 from fsbench.config import parse_experiment
@@ -148,13 +146,6 @@ def test_a_dying_fit_fails_its_task_only(tmp_path, n_jobs):
 class _Spec:
     def __init__(self, name, n_features):
         self.name, self.n_features = name, n_features
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    keep = np.arange(0, X.shape[0], 3)
-    return {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
 
 
 def test_rows_equal_the_in_process_computation_at_any_n_jobs(tmp_path, digits):

@@ -6,14 +6,12 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import types
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from sklearn.datasets import load_digits
 from sklearn.feature_selection import f_classif
 from sklearn.model_selection import StratifiedShuffleSplit
 
@@ -49,13 +47,6 @@ classifier: {{name: linear_svm, C: 1}}
 n_features: [3, {K}]
 """
     return parse_experiment(text, "rk.yaml", dataset_resolver=lambda n: _Spec(n, 64))
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    keep = np.arange(0, X.shape[0], 3)  # 599 samples keep the tests quick
-    return {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
 
 
 @pytest.fixture(scope="module")

@@ -37,13 +37,6 @@ n_features: [4, 16]
     return parse_experiment(text, "unit.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
 
 
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    keep = np.arange(0, X.shape[0], 3)  # 599 samples keep the tests quick
-    return {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
-
-
 def _rows(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=TIMING).sort_values(["dataset", "repeat", "fold", "selector", "k"]).reset_index(drop=True)
 

@@ -7,12 +7,10 @@ import hashlib
 import io
 import json
 import shutil
-import types
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.datasets import load_digits
 
 from fsbench.config import parse_experiment
 from fsbench.digests import DIGEST_COLUMN, rows_digest
@@ -51,13 +49,6 @@ selectors: [fisher, random, {name: rfs, params: {max_iter: 20}}]
 classifier: {name: linear_svm, C: [0.01, 1]}
 n_features: [4, 16]
 """, "unit.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    keep = np.arange(0, X.shape[0], 3)
-    return {"digits": types.SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
 
 
 @pytest.fixture(scope="module")
