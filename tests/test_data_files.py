@@ -525,6 +525,25 @@ def test_bytes_that_are_no_text_are_one_sentence(tmp_path, case, name):
     one_sentence(info, str(path), says)
 
 
+def test_a_large_binary_file_is_refused_from_its_first_bytes(tmp_path):
+    # 64 MiB of NUL bytes hold no line break: the sample must stop at the first control byte, not
+    # hold the whole file in memory looking for lines
+    import tracemalloc
+
+    path = tmp_path / "zeros.csv"
+    with path.open("wb") as fh:
+        fh.truncate(64 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataError) as info:
+            read_data_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    one_sentence(info, "not a text file", "0x00")
+    assert peak < 8 << 20, peak
+
+
 def test_latin1_text_is_still_read(tmp_path):
     path = tmp_path / "latin.csv"
     path.write_bytes("a,b,classe\n1,2,café\n3,4,thé\n5,6,café\n7,8,thé\n".encode("latin-1"))

@@ -53,6 +53,7 @@ def _sample_lines(path: Path, compressed: bool) -> tuple[list[str], bool]:
         while True:
             chunk = fh.read(max(_CHUNK, len(data)))  # doubling: a few reads even for long lines
             data += chunk
+            _refuse_binary(path, data, len(data) - len(chunk))  # before reading on: binary may have no lines
             complete = data.splitlines(keepends=True)
             if chunk and complete and not complete[-1].endswith((b"\n", b"\r")):
                 complete = complete[:-1]  # the last line may go on in the next chunk
@@ -60,7 +61,6 @@ def _sample_lines(path: Path, compressed: bool) -> tuple[list[str], bool]:
             if not chunk or len(raw) >= _SAMPLE_LINES or (len(data) > _SAMPLE_BYTES and len(raw) >= 3):
                 break
     raw = raw[:_SAMPLE_LINES]
-    _refuse_binary(path, data)
     utf8 = True
     lines = []
     for i, line in enumerate(raw):
@@ -74,9 +74,10 @@ def _sample_lines(path: Path, compressed: bool) -> tuple[list[str], bool]:
     return lines, utf8
 
 
-def _refuse_binary(path: Path, sample: bytes) -> None:
-    """DataError when ``sample`` (the first bytes of the file, decompressed) is not text."""
-    found = _CONTROL.search(sample)
+def _refuse_binary(path: Path, sample: bytes, start: int = 0) -> None:
+    """DataError when ``sample`` (the first bytes of the file, decompressed) is not text; bytes
+    before ``start`` were checked already."""
+    found = _CONTROL.search(sample, start)
     if found is None:
         return
     known = next((problem for magic, problem in _MAGIC if sample.startswith(magic)), None)
