@@ -117,7 +117,7 @@ def parse_experiment(
     for i, item in enumerate(r.sequence(top["datasets"], "datasets")):
         path = join_key("datasets", i)
         if isinstance(item.value, dict):
-            _refuse_missing_name(r, item, path, "name", "dataset name")
+            _refuse_missing_name(r, item, path, "name", "dataset")
             data_file, data = parse_data_file(r, item, path, Path(base_dir) if base_dir else Path.cwd())
             spec = _FileSpec(data_file.name, data.n_features)
             data_files.append(data_file)
@@ -144,7 +144,7 @@ def parse_experiment(
     classifier = parse_classifier(r, top.get("classifier"))
     classifiers = parse_classifiers(r, top["classifiers"]) if "classifiers" in top else ()
     for i, item in enumerate(top["classifiers"].value if classifiers else ()):
-        _refuse_missing_name(r, item, join_key("classifiers", i), "label", "classifier label")
+        _refuse_missing_name(r, item, join_key("classifiers", i), "label", "classifier")
     n_features = _parse_n_features(r, top["n_features"])
     for spec in specs:
         if spec.n_features and max(n_features) > spec.n_features:
@@ -155,7 +155,7 @@ def parse_experiment(
     selectors: list[SelectorConfig] = []
     for i, item in enumerate(r.sequence(top["selectors"], "selectors")):
         sel = parse_selector(r, item, join_key("selectors", i), standardize=standardize)
-        _refuse_missing_name(r, item, join_key("selectors", i), "label", "selector label")
+        _refuse_missing_name(r, item, join_key("selectors", i), "label", "selector")
         if any(s.label == sel.label for s in selectors):
             r.fail(item, join_key("selectors", i),
                    f"label {sel.label!r} is used twice; give each entry a distinct 'label'.")
@@ -170,27 +170,23 @@ def parse_experiment(
     )
 
 
-def _refuse_missing_name(r: Reader, item: Located, path: str, key: str, what: str) -> None:
+def _refuse_missing_name(r: Reader, item: Located, path: str, key: str, noun: str) -> None:
     """Refuse an entry whose ``key`` (else its ``name``, which then labels it) is a string pandas
     reads as missing ('NA', 'None', 'null', 'nan', '', ...): its rows would come back from
     runs.csv.gz without a name, and ``run``, ``table``, ``plot`` and the rerun would fail after
-    every task had run."""
-    field = key if isinstance(item.value, dict) and key in item.value else "name"
-    if isinstance(item.value, str):
-        node, where = item, path
-    elif isinstance(item.value, dict):
-        node, where = item.value.get(field), join_key(path, field)
-    else:
-        return
+    every task had run. ``noun`` is what the entry is (selector, classifier, dataset)."""
+    mapping = isinstance(item.value, dict)
+    entry = item.value if mapping else {"name": item}  # a bare name (a plugin's entry point may be so named)
+    field = key if key in entry else "name"
+    node = entry.get(field)
     if node is None or not isinstance(node.value, str) or not reads_as_missing(node.value):
         return
+    said, fix = f"{noun} {field} {node.value!r}", f"give another {key}"
     if field != key:  # the entry's name labels it
-        what = f"{what.split()[0]} name {node.value!r} (its {key}, as none is given)"
-        fix = f"give it a {key}"
-    else:
-        what, fix = f"{what} {node.value!r}", f"give another {key}"
-    r.fail(node, where, f"the {what} would be read back from runs.csv.gz as a missing value (pandas reads '', NA, "
-                        f"N/A, None, null, nan and the like so, in any case); {fix}.")
+        said, fix = f"{said} (its {key}, as none is given)", f"give it a {key}"
+    r.fail(node, join_key(path, field) if mapping else path,
+           f"the {said} would be read back from runs.csv.gz as a missing value (pandas reads '', NA, N/A, None, "
+           f"null, nan and the like so, in any case); {fix}.")
 
 
 def _parse_protocol(r: Reader, node: Located | None) -> ProtocolConfig:

@@ -271,3 +271,10 @@ def test_a_character_yaml_refuses_is_one_sentence_with_its_line(char):
         load_yaml(f"name: x\nseed: 0{char}\n", "t.yaml")
     assert str(info.value).startswith("t.yaml:2: ") and f"U+{ord(char):04X}" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_merge_keys_are_refused_before_any_alias_is_expanded():
+    # '<<' would copy the keys of the aliased mapping, values the bound on aliases does not see
+    with pytest.raises(ConfigError) as info:
+        load_yaml("base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n", "m.yaml")
+    assert str(info.value).startswith("m.yaml:3: ") and "merge keys" in str(info.value)
