@@ -220,16 +220,11 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
 
 def _check_paper_folder(paper: str, folder: Path, runs: Any, planned: list[str]) -> None:
     """Refuse ``table --paper`` on a folder of another experiment: one sentence naming what it holds."""
-    import yaml
-
     from fsbench.papers import other_papers_experiment, paper_datasets
-    from fsbench.store import CONFIG_FILE, planned_selectors
+    from fsbench.store import _config_doc, planned_selectors
 
-    try:
-        doc = yaml.safe_load((folder / CONFIG_FILE).read_text()) if (folder / CONFIG_FILE).is_file() else None
-    except (yaml.YAMLError, OSError, UnicodeDecodeError):
-        doc = None
-    name = str(doc["name"]) if isinstance(doc, dict) and doc.get("name") is not None else None
+    name = _config_doc(folder).get("name")
+    name = None if name is None else str(name)
     datasets = list(dict.fromkeys([*map(str, runs["dataset"].unique()), *planned]))
     selectors = list(dict.fromkeys([*map(str, runs["selector"].unique()), *planned_selectors(folder)]))
     if not other_papers_experiment(paper, name, datasets, selectors):

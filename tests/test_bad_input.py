@@ -101,18 +101,22 @@ def _out_is_a_file(folder: Path) -> list[str]:
     return ["run", str(_config(folder)), "--out", str(folder / "afile"), "-q"]
 
 
-def _data_entry(entry: str, files: dict[str, bytes | str] | None = None) -> Callable[[Path], list[str]]:
+def _put(target: Path, content: bytes | str | None) -> None:
+    """Write ``content`` (bytes or text) to ``target``, or make it a folder (None)."""
+    if content is None:
+        target.mkdir()
+    elif isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content)
+
+
+def _data_entry(entry: str, files: dict[str, bytes | str | None] | None = None) -> Callable[[Path], list[str]]:
     """A case whose config reads a user's data file: ``entry`` replaces the dataset list."""
 
     def setup(folder: Path) -> list[str]:
         for name, content in (files or {}).items():
-            target = folder / name
-            if content is None:
-                target.mkdir()
-            elif isinstance(content, bytes):
-                target.write_bytes(content)
-            else:
-                target.write_text(content)
+            _put(folder / name, content)
         return ["run", str(_config(folder, GOOD.replace("datasets: [digits]", f"datasets: [{entry}]"))),
                 "--out", str(folder / "out"), "-q"]
 
@@ -154,18 +158,13 @@ def _paper_table_of_another_experiment(folder: Path) -> list[str]:
 
 def _data_info(name: str, content: bytes | str | None, *options: str) -> Callable[[Path], list[str]]:
     def setup(folder: Path) -> list[str]:
-        target = folder / name
-        if content is None:
-            target.mkdir()
-        elif isinstance(content, bytes):
-            target.write_bytes(content)
-        else:
-            target.write_text(content)
-        return ["datasets", "info", str(target), *options]
+        _put(folder / name, content)
+        return ["datasets", "info", str(folder / name), *options]
 
     return setup
 
 
+_REPO = Path(__file__).resolve().parents[1]
 _LABEL_FIRST = "class,a,b\n" + "".join(f"{'xy'[i % 2]},{i},{i % 3}\n" for i in range(20))
 _BINARY = bytes(range(256)) * 4
 _GZIP_NAMED_CSV = gzip.compress(_CSV.encode())
@@ -315,6 +314,10 @@ CASES = [
     # tables
     Case("paper table of another experiment", _paper_table_of_another_experiment,
          ("experiment 'bad-input'", "not the rfs paper's", "leave out --paper")),
+    # the sl2p results share datasets and methods with rfs's tables: refused by their experiment's name
+    Case("paper table of another paper",
+         lambda f: ["table", str(_REPO / "results" / "papers" / "sl2p"), "--paper", "rfs"],
+         ("experiment 'sl2p'", "not the rfs paper's")),
 ]
 
 
