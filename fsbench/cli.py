@@ -221,9 +221,9 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
 def _check_paper_folder(paper: str, folder: Path, runs: Any, planned: list[str]) -> None:
     """Refuse ``table --paper`` on a folder of another experiment: one sentence naming what it holds."""
     from fsbench.papers import other_papers_experiment, paper_datasets
-    from fsbench.store import _config_doc, planned_selectors
+    from fsbench.store import planned_selectors, read_config_doc
 
-    name = _config_doc(folder).get("name")
+    name = read_config_doc(folder).get("name")
     name = None if name is None else str(name)
     datasets = list(dict.fromkeys([*map(str, runs["dataset"].unique()), *planned]))
     selectors = list(dict.fromkeys([*map(str, runs["selector"].unique()), *planned_selectors(folder)]))

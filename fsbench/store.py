@@ -575,31 +575,31 @@ def write_config(out_dir: Path, config: dict[str, Any], fingerprint: str) -> Non
     atomic_write_text(out_dir / CONFIG_FILE, yaml.safe_dump(doc, sort_keys=False))
 
 
-def _config_doc(out_dir: Path) -> dict[str, Any]:
+def read_config_doc(out_dir: Path) -> dict[str, Any]:
     """A results folder's config.yaml as a dict ({} when absent or unreadable)."""
     path = out_dir / CONFIG_FILE
     try:
-        doc = yaml.safe_load(path.read_text()) if path.is_file() else None
-    except yaml.YAMLError:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (yaml.YAMLError, UnicodeDecodeError, OSError):
         doc = None
     return doc if isinstance(doc, dict) else {}
 
 
 def planned_datasets(out_dir: Path) -> tuple[list[str], list[str]]:
     """A results folder's datasets from its config.yaml: (planned and available, skipped as missing)."""
-    doc = _config_doc(out_dir)
+    doc = read_config_doc(out_dir)
     skipped = list(doc.get("skipped_datasets") or [])
     return [d for d in doc.get("datasets") or [] if d not in skipped], skipped
 
 
 def planned_selectors(out_dir: Path) -> list[str]:
     """The labels of a results folder's selectors, from its config.yaml."""
-    return [s["label"] for s in _config_doc(out_dir).get("selectors") or []
+    return [s["label"] for s in read_config_doc(out_dir).get("selectors") or []
             if isinstance(s, dict) and "label" in s]
 
 
 def read_fingerprint(out_dir: Path) -> str | None:
-    return _config_doc(out_dir).get("fingerprint")
+    return read_config_doc(out_dir).get("fingerprint")
 
 
 # ----------------------------------------------------------------------------- rankings cache

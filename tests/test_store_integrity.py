@@ -269,3 +269,16 @@ def test_rows_of_labels_that_look_missing_are_restored_by_their_task(tmp_path):
     for task in tasks:
         assert {r["selector"] for r in found.rows[task.id]} == {task.selector.label}
         assert sorted(r["k"] for r in found.rows[task.id]) == [4, 8]
+
+
+def test_an_unreadable_config_yaml_reads_as_no_config(tmp_path):
+    """A results folder's config.yaml that is not UTF-8 text (or not YAML) is read as absent, as the
+    docstring says, instead of raising UnicodeDecodeError out of table, stats and resume."""
+    from fsbench.store import planned_datasets, planned_selectors, read_config_doc
+
+    (tmp_path / "config.yaml").write_bytes(b"name: \xff\xfe\x00broken\n")
+    assert read_config_doc(tmp_path) == {}
+    assert planned_datasets(tmp_path) == ([], [])
+    assert planned_selectors(tmp_path) == []
+    (tmp_path / "config.yaml").write_text("name: [unclosed\n")
+    assert read_config_doc(tmp_path) == {}
