@@ -32,6 +32,7 @@ from concurrent.futures import CancelledError
 from typing import Any
 
 from fsbench.errors import FsbenchError
+from fsbench.workers import describe_exception
 
 INSTALL_HINT = "pip install 'fsbench[dask]'"
 _LOCAL = re.compile(r"local(?::(\d+))?")
@@ -197,9 +198,9 @@ def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], ar
                 # before the client's status says so; a task's own errors come back as its outcome
                 if isinstance(exc, CancelledError | OSError) or client.status not in ("running", "connecting"):
                     raise _lost(client, exc) from None
-                raise FsbenchError(f"The Dask cluster could not run task {future.key} ({_summary(exc)}); every "
-                                   "finished task is kept: check the workers (memory, a crashing library) and "
-                                   "run the same command again to resume.") from None
+                raise FsbenchError(f"The Dask cluster could not run task {future.key} ({describe_exception(exc)}); "
+                                   "every finished task is kept: check the workers (memory, a crashing library) "
+                                   "and run the same command again to resume.") from None
             yield result
     except BaseException:
         with contextlib.suppress(Exception):  # a lost scheduler cannot cancel: the error above says why
@@ -207,16 +208,11 @@ def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], ar
         raise
 
 
-def _summary(exc: BaseException) -> str:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
-
-
 def _lost(client: Any, exc: BaseException) -> FsbenchError:
     """The sentence for a scheduler this client lost (killed, its machine gone, the network)."""
     address = "the Dask scheduler"
     with contextlib.suppress(Exception):
         address = f"the Dask scheduler at {client.scheduler.address}"
-    return FsbenchError(f"Lost the connection to {address} ({_summary(exc)}); every finished task is kept: "
+    return FsbenchError(f"Lost the connection to {address} ({describe_exception(exc)}); every finished task is kept: "
                         "restart the scheduler and its workers (or check the network) and run the same command "
                         "again to resume.")

@@ -100,7 +100,7 @@ from fsbench.store import (
     write_task,
 )
 from fsbench.tasks import Task, fit_task_selector, ranking_margins, selection_seed, task_data
-from fsbench.workers import Ended, run_jobs
+from fsbench.workers import Ended, describe_exception, run_jobs
 
 __all__ = ["MAX_SPLITS", "FitTimeout", "RunResult", "Task", "discard_tasks", "fit_selector", "plan",
            "ranking_key", "run_experiment", "run_task", "selection_seed", "time_limit"]
@@ -288,13 +288,13 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
     # oversubscribe a loaded machine (an RFS fit measured 0.26 s on one thread, 12.5 s on two).
     threads = 1
     n_run, finished = 0, False
+    arrays = {name: (np.asarray(data[name].X), np.asarray(data[name].y)) for name in data}
     try:
         if pending and client is not None:  # a Dask cluster: its workers compute, this process writes
             from fsbench.cluster import n_workers, run_tasks
 
             workers = n_workers(client)
             token = uuid.uuid4().hex[:12]  # two runs on one cluster never share a task's key
-            arrays = {name: (np.asarray(data[name].X), np.asarray(data[name].y)) for name in data}
             for outcome in run_tasks(client, _compute_on_worker, pending, arrays, lambda t: t.dataset,
                                      lambda t: f"{t.id}-{token}", experiment):
                 save_outcome(out_dir, outcome)
@@ -302,7 +302,6 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
                 if on_task_done:
                     on_task_done(outcome.task_id)
         elif pending:  # worker processes compute (a dying one fails its task only), this process writes
-            arrays = {name: (np.asarray(data[name].X), np.asarray(data[name].y)) for name in data}
             work = functools.partial(_compute_job, experiment, pending, arrays, out_dir / RANKINGS_DIR, threads)
 
             def tick(running: list[tuple[int, float]]) -> None:
@@ -313,8 +312,8 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
                 if isinstance(result, Ended):
                     task = pending[job]
                     result = TaskOutcome(task.id, failure=failure_record(
-                        experiment, task, f"the process running selector {task.selector.label} ended: "
-                        f"{result.reason}", result.seconds))
+                        experiment, task, f"the process running selector {task.selector.label} {result.reason}",
+                        result.seconds))
                 save_outcome(out_dir, result)
                 n_run += 1
                 if on_task_done:
@@ -400,9 +399,8 @@ def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarra
         seconds = time.perf_counter() - t0  # the whole task: tuning, selection and evaluation
         return TaskOutcome(task.id, [{**row, "task_seconds": seconds} for row in rows], list(ranking),
                            cache_entries=tuple(entries))
-    reason = str(failure).strip().splitlines()[0] if str(failure).strip() else ""
-    error = f"{type(failure).__name__}: {reason}" if reason else type(failure).__name__
-    return TaskOutcome(task.id, failure=failure_record(experiment, task, error, time.perf_counter() - t0))
+    return TaskOutcome(task.id, failure=failure_record(experiment, task, describe_exception(failure),
+                                                       time.perf_counter() - t0))
 
 
 def failure_record(experiment: Experiment, task: Task, error: str, seconds: float) -> dict[str, Any]:
@@ -437,12 +435,8 @@ def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, o
 def _compute_job(experiment: Experiment, tasks: list[Task], arrays: dict[str, tuple[np.ndarray, np.ndarray]],
                  cache: Path, threads: int, job: int) -> TaskOutcome:
     """A local worker process's part of task ``tasks[job]`` (:mod:`fsbench.workers`): compute and
-    return the outcome; the process holding the folder's lock writes it.
-
-    The worker writes only the rankings cache (``fit_selector`` saves each fit as it ends, so a
-    task interrupted half-way keeps its finished fits): each entry is written atomically under a
-    name that hashes everything it holds, so a late write would only add a valid entry, and a
-    worker dies with the run that started it (fsbench.workers)."""
+    return the outcome, its rankings-cache entries included; the process holding the folder's
+    lock writes it (:func:`save_outcome`). The worker reads the cache and writes nothing."""
     task = tasks[job]
     X, y = arrays[task.dataset]
     return compute_task(experiment, task, X, y, cache, threads)

@@ -41,8 +41,11 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 @dataclass(frozen=True)
 class Ended:
-    """A job whose worker process ended before returning a result: ``reason`` is "signal 11
-    (SIGSEGV)", "exit status 3" or "called sys.exit(3)"."""
+    """A job that returned no result, ``reason`` saying what became of it after "the process
+    running the job": "ended: signal 11 (SIGSEGV)", "ended: exit status 3", "ended: called
+    sys.exit(3)", "raised Stop: why" (an exception that is not an ``Exception``, which code
+    raises, not a signal: a worker ignores Ctrl-C) or "could not return its result (...)" (a
+    result or exception that does not pickle, or does not unpickle here)."""
 
     reason: str
     seconds: float = 0.0  # from the job's start to the parent's noticing its end
@@ -51,8 +54,9 @@ class Ended:
 def run_jobs(work: Callable[[int], Any], jobs: Sequence[int], n_workers: int, *, tick: float = 1.0,
              on_tick: Callable[[list[tuple[int, float]]], None] | None = None) -> Iterator[tuple[int, Any]]:
     """Run ``work(job)`` for every job in ``n_workers`` worker processes; yield ``(job, result)``
-    as each finishes (any order), the result an :class:`Ended` when the job's process died or
-    called ``sys.exit``. Another exception ``work`` raises stops the run: it is raised here.
+    as each finishes (any order), the result an :class:`Ended` when the job's process died,
+    called ``sys.exit``, raised what is not an ``Exception`` or could not return its result. An
+    ``Exception`` ``work`` raises stops the run: it is raised here.
 
     ``on_tick(running)``, at most every ``tick`` seconds while jobs run, receives each running
     job with the seconds since it started, longest first. Leaving the iterator (finished,
@@ -122,14 +126,16 @@ class _Worker:
             kind, value = self.conn.recv() if self.conn.poll() else ("died", None)
         except (EOFError, OSError):  # the process died, perhaps in the middle of sending
             kind, value = "died", None
+        except Exception as exc:  # read whole, but it does not unpickle (a class whose __init__ needs args)
+            kind, value = "ended", f"could not return its result ({describe_exception(exc)})"
         if kind == "ok":
             return job, value, True
-        if kind == "exit":
-            return job, Ended(f"called sys.exit({'' if value is None else repr(value)})", seconds), True
+        if kind == "ended":
+            return job, Ended(value, seconds), True
         if kind == "raise":
             raise value
         self.process.join(5.0)
-        return job, Ended(describe_exit(self.process.exitcode), seconds), False
+        return job, Ended(f"ended: {describe_exit(self.process.exitcode)}", seconds), False
 
     def stop(self, gracefully: bool = False) -> None:
         """End the process: an idle worker is asked to exit, a busy (or stuck) one is killed."""
@@ -155,16 +161,27 @@ def describe_exit(exitcode: int | None) -> str:
     return f"exit status {exitcode}"
 
 
+def describe_exception(exc: BaseException) -> str:
+    """``Type: first line of its message`` (``Type`` alone without one), for a one-line record;
+    an exception whose ``str`` itself raises (a user's class) is named by its type."""
+    try:
+        text = str(exc).strip()
+    except Exception:
+        text = ""
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
 def _serve(conn: Any, work: Callable[[int], Any], parent: int) -> None:
     """A worker's life: run each job the parent sends, send back its result, until told to stop."""
+    # First of all: Ctrl-C reaches the whole process group, and the parent stops the workers; they
+    # do not stop themselves half-way (nor print a KeyboardInterrupt traceback while starting).
+    # SIGTERM keeps its default (the parent's handler was inherited).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
     # The objects inherited from a forked parent are left out of garbage collection: collecting
     # them would write to every one of them and so copy the parent's memory, page by page.
     gc.freeze()
-    # Ctrl-C reaches the whole process group: the parent stops the workers, they do not stop
-    # themselves half-way; SIGTERM keeps its default (the parent's handler was inherited).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     while True:
         try:
             job = conn.recv()
@@ -175,13 +192,15 @@ def _serve(conn: Any, work: Callable[[int], Any], parent: int) -> None:
         try:
             message: tuple[str, Any] = ("ok", work(job))
         except SystemExit as exc:
-            message = ("exit", exc.code)
-        except BaseException as exc:  # noqa: BLE001 - the parent decides; it re-raises it
+            message = ("ended", f"ended: called sys.exit({'' if exc.code is None else repr(exc.code)})")
+        except Exception as exc:  # the parent re-raises it: the run stops
             message = ("raise", exc)
+        except BaseException as exc:  # noqa: BLE001 - raised by the job's code (SIGINT is ignored): it fails alone
+            message = ("ended", f"raised {describe_exception(exc)}")
         try:
-            conn.send(message)
+            conn.send(message)  # pickled whole before a byte is written: a failure leaves the pipe clean
         except Exception as exc:  # a result or an exception that does not pickle
-            conn.send(("raise", RuntimeError(f"a worker could not return its result: {type(exc).__name__}: {exc}")))
+            conn.send(("ended", f"could not return its result ({describe_exception(exc)})"))
     conn.close()
     os._exit(0)  # neither the parent's atexit handlers nor its buffered output belong to a worker
 

@@ -43,6 +43,23 @@ from sklearn.base import BaseEstimator
 FLAG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "FAULT")
 
 
+class NeedsTwo(Exception):  # pickles, but unpickling calls NeedsTwo(message): a TypeError
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class BaseNeedsTwo(BaseException):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class BadStr(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
 class Faulty(BaseEstimator):
     def __init__(self, how="none", seconds=0.0):
         self.how, self.seconds = how, seconds
@@ -59,6 +76,12 @@ class Faulty(BaseEstimator):
                 os.kill(os.getpid(), signal.SIGSEGV)
             if self.how == "sleep":
                 time.sleep(self.seconds)
+            if self.how == "needs_two":
+                raise NeedsTwo(7, "custom failure")
+            if self.how == "base_needs_two":
+                raise BaseNeedsTwo(7, "custom stop")
+            if self.how == "bad_str":
+                raise BadStr()
         self.scores_ = np.var(X, axis=0) + np.arange(X.shape[1]) * 1e-9
         return self
 '''
@@ -329,3 +352,92 @@ def test_reproduce_names_a_slow_task(tmp_path, monkeypatch):
                                        "--results", str(tmp_path / "results")])
     lines = result.output.splitlines()
     assert any(re.fullmatch(r"  running [2-9] s: digits r0 f0 faulty", line) for line in lines), lines
+
+
+# ----------------------------------------------------------------------------- results that cannot cross
+class _NeedsTwo(BaseException):
+    """A plugin's exception class whose __init__ requires two arguments: it pickles, but the
+    unpickling (which calls the class with its args) fails."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class _Unloadable:
+    """Pickles, but cannot be unpickled in the parent."""
+
+    def __reduce__(self):
+        return (_refuse, ())
+
+
+def _refuse():
+    raise ValueError("cannot be rebuilt")
+
+
+def _misbehaving(job):
+    if job == 1:
+        return lambda: None  # does not pickle
+    if job == 2:
+        raise _NeedsTwo(7, "custom stop")  # a BaseException, not an Exception: compute_task lets it through
+    if job == 3:
+        return _Unloadable()
+    if job == 4:
+        return b"x" * (64 << 20)  # far beyond a pipe's buffer
+    return job * 10
+
+
+def test_a_job_whose_result_or_exception_cannot_cross_fails_alone():
+    from fsbench.workers import Ended, run_jobs
+
+    results = dict(run_jobs(_misbehaving, range(6), 2))
+    assert sorted(results) == list(range(6))
+    assert [results[job] for job in (0, 5)] == [0, 50] and results[4] == b"x" * (64 << 20)
+    reasons = {job: results[job].reason for job in (1, 2, 3) if isinstance(results[job], Ended)}
+    assert set(reasons) == {1, 2, 3}, results
+    assert reasons[1].startswith("could not return its result (") and "pickle" in reasons[1].lower()
+    assert reasons[2] == "raised _NeedsTwo: custom stop"
+    assert reasons[3] == "could not return its result (ValueError: cannot be rebuilt)"
+
+
+def test_a_stopped_run_stops_its_workers_even_while_its_exception_lives(tmp_path, digits):
+    """An exception raised by the runner between two results (on_task_done here; a full disk
+    in save_outcome) stops the workers at once, not when the exception's traceback, which
+    holds the runner's frame and so the worker pool, is freed."""
+    experiment = parse_experiment(
+        "name: stop\nseed: 0\ndatasets: [digits]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 4}\n"
+        "selectors: [fisher, relieff]\nclassifier: {name: linear_svm, C: 1}\nn_features: [4]\n",
+        "stop.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
+    others = _descendants(os.getpid())
+    workers: set[int] = set()
+
+    def stop(task_id):
+        workers.update(_descendants(os.getpid()) - others)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as caught:
+        run_experiment(experiment, tmp_path / "out", data=digits, n_jobs=2, on_task_done=stop)
+    assert caught.value is not None and workers
+    assert not any(_alive(pid) for pid in workers)
+
+
+def test_a_plugins_exceptions_that_do_not_pickle_or_print_fail_their_task_only(tmp_path, digits, monkeypatch):
+    """A user's exception class whose __init__ needs two arguments (an Exception, or a BaseException
+    the task's code does not catch) or whose str() raises: each fails its own task, named, and the
+    run goes on."""
+    _setup(tmp_path, "none")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    hows = ["needs_two", "base_needs_two", "bad_str"]
+    selectors = "".join(f"  - {{name: faulty, label: {how}, class: 'faulty_plugin:Faulty', params: {{how: {how}}}}}\n"
+                        for how in hows)
+    experiment = parse_experiment(
+        "name: exc\nseed: 0\ndatasets: [digits]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 1}\n"
+        f"selectors:\n  - fisher\n{selectors}classifier: {{name: linear_svm, C: 1}}\nn_features: [4]\n",
+        str(tmp_path / "exc.yaml"), dataset_resolver=lambda n: _Spec("digits", 64))
+    result = run_experiment(experiment, tmp_path / "out", data=digits, n_jobs=1)
+    assert sorted((f["selector"], f["error"]) for f in result.failed) == [
+        ("bad_str", "BadStr"),
+        ("base_needs_two", "the process running selector base_needs_two raised BaseNeedsTwo: custom stop"),
+        ("needs_two", "NeedsTwo: custom failure")]
+    assert _task_files(tmp_path / "out") == [name for name in _task_files(tmp_path / "out") if "__fisher__" in name]
+    assert len(_task_files(tmp_path / "out")) == 1
