@@ -194,9 +194,11 @@ def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], ar
             try:
                 result = future.result()
             except Exception as exc:  # compute() itself returns a task's failure: this is the cluster's
-                # a comm error (distributed's CommClosedError is an OSError) is the connection, even
-                # before the client's status says so; a task's own errors come back as its outcome
-                if isinstance(exc, CancelledError | OSError) or client.status not in ("running", "connecting"):
+                # a future that did not err (cancelled, or its result not gathered: distributed's
+                # CommClosedError is an OSError) lost the connection, even before the client's status
+                # says so; an erred one raises the task's own error (KilledWorker, an OSError of its own)
+                if future.status != "error" and (isinstance(exc, CancelledError | OSError)
+                                                 or client.status not in ("running", "connecting")):
                     raise _lost(client, exc) from None
                 raise FsbenchError(f"The Dask cluster could not run task {future.key} ({describe_exception(exc)}); "
                                    "every finished task is kept: check the workers (memory, a crashing library) "

@@ -301,3 +301,22 @@ def test_sigterm_while_a_local_cluster_starts_is_one_line_and_exit_130(tmp_path)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines == ["Interrupted: finished tasks are saved; run the same command again to resume."], result.stderr
     assert not out.exists()  # the folder is locked (and created) only once the cluster is up
+
+
+def _full_disk(task, arrays):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device", "/tmp/plugin-scratch")
+
+
+def test_a_task_raising_an_os_error_is_the_tasks_sentence_not_a_lost_scheduler():
+    """A task's own OSError (a plugin's scratch file on a full disk) comes back as the task's error:
+    only a future that did not err (cancelled, its result not gathered) means the connection."""
+    from fsbench.cluster import run_tasks
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, pytest.raises(FsbenchError) as caught:
+        list(run_tasks(client, _full_disk, ["t0"], {"d": (1, 2)}, lambda t: "d", lambda t: t))
+    assert str(caught.value).startswith("The Dask cluster could not run task fsbench-t0 (OSError: "), caught.value
+    assert "No space left on device" in str(caught.value)
