@@ -12,8 +12,9 @@ deliberately discarding one selector's results.
 
 Before any of that, every row is checked against its digest (:mod:`fsbench.digests`): a task
 file, or a task's rows in runs.csv.gz, whose values were changed after they were written is
-named in a note and recomputed, never reused. Rows written before fsbench recorded digests are
-reused unverified, with a note.
+named in a note and recomputed, never reused. A task file without a digest is checked against the
+digest runs.csv.gz records for its task, if it records one; rows that nothing can verify (written
+before fsbench recorded digests) are reused unverified, with a note.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
     rankings: dict[str, list[int]] = {}
     notes: list[str] = []
     changed: set[str] = set()
-    unverified = 0
+    unchecked: list[str] = []  # task files without a digest: checked against runs.csv.gz's, if it records one
     for task_id in sorted(files & planned):
         try:
             file = read_task_file(out_dir, task_id)
@@ -107,10 +108,12 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
             damaged.append(task_id)
             continue
         rows[task_id] = file.rows
-        unverified += file.digest is None
+        if file.digest is None:
+            unchecked.append(task_id)
         if file.ranking is not None:
             rankings[task_id] = file.ranking
     from_runs: set[str] = set()
+    legacy: list[str] = []
     if (out_dir / RUNS_FILE).is_file():
         runs = load_runs(out_dir)
         recorded = set(runs["fingerprint"].astype(str)) if "fingerprint" in runs else {"none"}
@@ -119,36 +122,55 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
                 f"{str(out_dir)!r} holds results of a different configuration (runs.csv.gz rows with "
                 f"fingerprint {', '.join(sorted(recorded - {fingerprint}))}, this config's is {fingerprint}); "
                 "pass --force to replace them or --out to write elsewhere.")
-        by_task = {t: records for t, records in _rows_by_task(runs).items() if t not in files}
-        edited, legacy = check_rows_digests(by_task)
+        in_runs = _rows_by_task(runs)
+        edited, legacy = check_rows_digests(in_runs, skip=files)
         for task_id in edited:
             what = "is recomputed" if task_id in planned else "is dropped (its dataset is not run this time)"
             notes.append(f"task {task_id}: its rows in {str(out_dir / RUNS_FILE)!r} do not match their digest "
-                         f"(they were changed after they were written); it {what}")
-        for task_id, records in by_task.items():
-            rows[task_id] = records
-            from_runs.add(task_id)
+                         f"(they were changed after they were written, or their digest was removed); it {what}")
+        for task_id in unchecked:
+            # runs.csv.gz's digest of a task is the digest of its task file's rows (written from them)
+            written = recorded_digest(in_runs[task_id]) if task_id in in_runs else None
+            if written is not None and written != rows_digest(rows[task_id]):
+                changed.add(task_id)
+                notes.append(f"task {task_id}: the task file {str(task_path(out_dir, task_id))!r} records no "
+                             f"digest and its rows do not match the digest {RUNS_FILE} records for them (changed "
+                             "after they were written); it is recomputed")
+            elif written is None:
+                legacy.append(task_id)
+        for task_id, records in in_runs.items():
+            if task_id not in files:
+                rows[task_id] = records
+                from_runs.add(task_id)
         changed.update(edited)
-        unverified += len(legacy)
         if from_runs:
             saved, note = saved_rankings(out_dir, fingerprint)
             rankings.update({t: r for t, r in saved.items() if t in from_runs - changed})
             notes += [note] if note else []
-    if unverified:
-        notes.append(f"{unverified} tasks hold rows written before fsbench recorded digests (their values cannot "
+    else:
+        legacy = unchecked
+    if legacy:
+        notes.append(f"{len(legacy)} tasks hold rows written before fsbench recorded digests (their values cannot "
                      "be verified); they are kept")
     return _Found(rows, from_runs, damaged, rankings, notes, changed)
 
 
-def check_rows_digests(by_task: dict[str, list[dict[str, Any]]]) -> tuple[list[str], list[str]]:
-    """The tasks of runs.csv.gz (rows by task id, :func:`_rows_by_task`) whose rows do not match the
-    digest they record, and those that record none (written before fsbench recorded digests)."""
+def check_rows_digests(by_task: dict[str, list[dict[str, Any]]], skip: set[str] | frozenset[str] = frozenset()
+                       ) -> tuple[list[str], list[str]]:
+    """The tasks of runs.csv.gz (its rows by task id, :func:`_rows_by_task`; those of ``skip`` left
+    unchecked) whose rows do not match the digest they record, and those that record none (written
+    before fsbench recorded digests).
+
+    One writer writes runs.csv.gz whole, every task with its digest or none: when any task records
+    one, a task that records none lost it after it was written, and is among the changed.
+    """
+    recorded = {task_id: recorded_digest(records) for task_id, records in by_task.items()}
+    with_digests = any(digest is not None for digest in recorded.values())
     changed, legacy = [], []
-    for task_id, records in sorted(by_task.items()):
-        recorded = recorded_digest(records)
-        if recorded is None:
-            legacy.append(task_id)
-        elif recorded != rows_digest(records):
+    for task_id in sorted(set(by_task) - set(skip)):
+        if recorded[task_id] is None:
+            (changed if with_digests else legacy).append(task_id)
+        elif recorded[task_id] != rows_digest(by_task[task_id]):
             changed.append(task_id)
     return changed, legacy
 

@@ -188,10 +188,11 @@ def write_task(out_dir: Path, task_id: str, rows: list[dict[str, Any]], ranking:
     """Save a finished task: ``{"rows": [...], "ranking": [...] | null, "digest": "sha256:..."}``."""
     rows = [{k: v for k, v in row.items() if k != DIGEST_COLUMN} for row in rows]  # runs.csv.gz's, not the file's
     ranking = None if ranking is None else [int(f) for f in ranking]
-    doc = {"rows": rows, "ranking": ranking}
+    rows_text = json.dumps(rows, default=_json_default)  # serialized once: digested as read back, then written
     # the digest of the values as they read back from this JSON (numpy scalars become numbers)
-    doc[TASK_DIGEST_KEY] = task_digest(json.loads(json.dumps(rows, default=_json_default)), ranking)
-    atomic_write_text(task_path(out_dir, task_id), json.dumps(doc, default=_json_default))
+    digest = task_digest(json.loads(rows_text), ranking)
+    tail = f'"ranking": {json.dumps(ranking)}, "{TASK_DIGEST_KEY}": {json.dumps(digest)}'
+    atomic_write_text(task_path(out_dir, task_id), f'{{"rows": {rows_text}, {tail}}}')
 
 
 def finished_tasks(out_dir: Path) -> set[str]:
@@ -345,12 +346,26 @@ def write_runs(out_dir: Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
     A runs.csv.gz written before fsbench recorded digests that already holds exactly these rows
     is left as it is (committed results do not change unless their rows do).
     """
+    return _write_runs(out_dir, rows, keep_reordered=False)
+
+
+def _write_runs(out_dir: Path, rows: list[dict[str, Any]], keep_reordered: bool) -> pd.DataFrame:
+    """:func:`write_runs`; with ``keep_reordered``, a runs.csv.gz holding these rows in another order
+    is left as it is too. The rows are digested and formatted once, whichever way it goes."""
     path = out_dir / RUNS_FILE
     text = _runs_csv_text(rows)
-    if path.is_file():
-        old = load_runs(out_dir)
-        if DIGEST_COLUMN not in old.columns and _same_rows(old, _read_runs_text(text).drop(columns=DIGEST_COLUMN)):
-            return old
+    try:
+        old = load_runs(out_dir) if path.is_file() else None
+    except FsbenchError:  # unreadable: these rows replace it
+        old = None
+    if old is not None:
+        legacy = DIGEST_COLUMN not in old.columns
+        if legacy or keep_reordered:
+            new = _read_runs_text(text)
+            if legacy:  # written before digests: the same values are the same rows
+                new = new.drop(columns=DIGEST_COLUMN)
+            if _same_rows(old, new):
+                return old
     # mtime 0: the same rows give the same bytes (committed results change only with their rows)
     atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
     return load_runs(out_dir)  # the caller sees exactly what is on disk
@@ -374,17 +389,7 @@ def _collect_runs(out_dir: Path) -> pd.DataFrame | None:
     if not ids:
         return None
     files = read_task_files(out_dir, ids)
-    rows = [row for file in files for row in file.rows]
-    runs = None
-    if (out_dir / RUNS_FILE).is_file():
-        old = load_runs(out_dir)
-        new = _read_runs_text(_runs_csv_text(rows))
-        if DIGEST_COLUMN not in old.columns:  # written before digests: the same values are the same rows
-            new = new.drop(columns=DIGEST_COLUMN)
-        if _same_rows(old, new):
-            runs = old
-    if runs is None:
-        runs = write_runs(out_dir, rows)
+    runs = _write_runs(out_dir, [row for file in files for row in file.rows], keep_reordered=True)
     write_rankings(out_dir, files, read_fingerprint(out_dir))
     return runs
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import warnings
 from pathlib import Path
 
@@ -32,6 +33,13 @@ def digits():
     X, y = load_digits(return_X_y=True)
     keep = np.arange(0, X.shape[0], 3)
     return {"digits": SimpleNamespace(X=X[keep].astype(float), y=y[keep])}
+
+
+def copy_folder(folder: Path, tmp_path: Path) -> Path:
+    """A copy of a results folder (a module-scoped finished run) for a test that changes it."""
+    out = tmp_path / "run"
+    shutil.copytree(folder, out)
+    return out
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import copy_folder
 from sklearn.feature_selection import f_classif
 from sklearn.model_selection import StratifiedShuffleSplit
 
@@ -54,12 +55,6 @@ def finished(tmp_path_factory, digits):
     """A finished run (seed 0), never modified: tests copy it."""
     out = tmp_path_factory.mktemp("finished") / "run"
     run_experiment(_experiment(), out, data=digits, n_jobs=1)
-    return out
-
-
-def _copy(finished, tmp_path):
-    out = tmp_path / "run"
-    shutil.copytree(finished, out)
     return out
 
 
@@ -128,7 +123,7 @@ def test_rankings_identical_for_one_and_two_jobs(finished, digits, tmp_path):
 
 # ----------------------------------------------------------------------------- resume and discard
 def test_resume_from_runs_alone_keeps_every_ranking(finished, digits, tmp_path):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     resumed = run_experiment(_experiment(), out, data=digits, n_jobs=1)
     assert resumed.n_resumed == resumed.n_tasks == 8
     assert (out / RANKINGS_FILE).read_bytes() == (finished / RANKINGS_FILE).read_bytes()
@@ -141,7 +136,7 @@ def test_resume_from_runs_alone_keeps_every_ranking(finished, digits, tmp_path):
 
 
 def test_a_task_file_without_a_ranking_is_still_a_task(finished, digits, tmp_path):
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     path = next((out / TASKS_DIR).glob("*__fstat__*.json"))
     doc = json.loads(path.read_text())
     path.write_text(json.dumps(doc["rows"]))  # the format of task files before rankings were kept
@@ -154,7 +149,7 @@ def test_a_task_file_without_a_ranking_is_still_a_task(finished, digits, tmp_pat
 
 
 def test_discard_removes_rankings_and_the_rerun_restores_them(finished, digits, tmp_path):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     original = load_rankings(finished)
     assert discard_tasks(out, ["fisher"]) == (2, 4)
     left = load_rankings(out)
@@ -171,7 +166,7 @@ def test_rankings_of_another_seed_are_never_attached(finished, digits, tmp_path)
     run_experiment(_experiment(seed=1), other, data=digits, n_jobs=1)
     stale = (other / RANKINGS_FILE).read_bytes()
     assert stale != (finished / RANKINGS_FILE).read_bytes()
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     (out / RANKINGS_FILE).write_bytes(stale)  # left from a run of another seed, beside this run's rows
     runs_before = (out / RUNS_FILE).read_bytes()
     resumed = run_experiment(_experiment(), out, data=digits, n_jobs=1)
@@ -188,7 +183,7 @@ def test_rankings_of_another_seed_are_never_attached(finished, digits, tmp_path)
 
 @pytest.mark.parametrize("damage", ["truncated", "columns", "positions"])
 def test_a_damaged_rankings_file_is_one_sentence_and_changes_nothing(finished, digits, tmp_path, damage):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     path = out / RANKINGS_FILE
     data = path.read_bytes()
     if damage == "truncated":
@@ -211,7 +206,7 @@ def test_a_damaged_rankings_file_is_one_sentence_and_changes_nothing(finished, d
 
 # ----------------------------------------------------------------------------- regeneration
 def test_regeneration_gives_the_run_rankings_byte_for_byte(finished, digits, tmp_path, monkeypatch):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     (out / RANKINGS_FILE).unlink()
     runs_before = (out / RUNS_FILE).read_bytes()
     # killed after two fits: the next regeneration fits only the other six
@@ -238,7 +233,7 @@ def test_regeneration_gives_the_run_rankings_byte_for_byte(finished, digits, tmp
 
 
 def test_regeneration_reports_rows_of_other_code_and_allows_rows_without_code(finished, digits, tmp_path):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     runs = load_runs(out)
     edited = runs.assign(code=np.where(runs.selector == "fisher", "0" * 16, runs["code"]))
     edited.loc[edited.selector == "fstat", "code"] = np.nan  # rows from before fsbench recorded code
@@ -258,7 +253,7 @@ def test_regeneration_reports_rows_of_other_code_and_allows_rows_without_code(fi
 
 
 def test_a_refit_that_iterates_otherwise_than_its_rows_gets_no_ranking(finished, digits, tmp_path):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     runs = load_runs(out)
     # as if another code of the selector had iterated 7 times there
     edited = runs.assign(n_iter=np.where((runs.selector == "chi2") & (runs.repeat == 1), 7, runs["n_iter"]))
@@ -292,7 +287,7 @@ def test_regeneration_skips_datasets_it_cannot_find(digits, tmp_path, monkeypatc
 
 
 def test_regeneration_refuses_rows_that_are_not_its_configurations(finished, digits, tmp_path):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     runs = load_runs(out)
     (out / RUNS_FILE).write_bytes(gzip.compress(runs.assign(seed=runs["seed"] + 1).to_csv(index=False).encode()))
     with pytest.raises(FsbenchError, match="another configuration.*seed"):
@@ -309,7 +304,7 @@ def test_rankings_that_do_not_reproduce_their_rows_are_dropped(finished, digits,
     from fsbench.rankings_check import check_rankings
     from fsbench.store import rankings_fingerprint
 
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     before = (out / RANKINGS_FILE).read_bytes()
     assert check_rankings(out, data=digits) == []  # a run's own rankings reproduce its rows
     assert (out / RANKINGS_FILE).read_bytes() == before
@@ -363,7 +358,7 @@ def _kill_after(monkeypatch, n, fitted):
 
 @pytest.mark.parametrize("damage", ["truncated", "another fingerprint", "cut ranking"])
 def test_a_damaged_saved_refit_is_fitted_again(finished, digits, tmp_path, monkeypatch, damage):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     (out / RANKINGS_FILE).unlink()
     fitted = []
     real = _kill_after(monkeypatch, 3, fitted)
@@ -402,7 +397,7 @@ def test_a_regeneration_refuses_a_folder_another_process_holds(finished, digits,
 
     from fsbench.rankings_check import check_rankings
 
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     before = (out / RANKINGS_FILE).read_bytes()
     with _lock_held_by_another_process(out):
         with pytest.raises(FsbenchError, match="Another fsbench process is writing to"):
@@ -413,7 +408,7 @@ def test_a_regeneration_refuses_a_folder_another_process_holds(finished, digits,
 
 
 def test_a_regeneration_refuses_rows_of_another_fingerprint(finished, digits, tmp_path):
-    out = _without_task_files(_copy(finished, tmp_path))
+    out = _without_task_files(copy_folder(finished, tmp_path))
     runs = load_runs(out)
     (out / RUNS_FILE).write_bytes(gzip.compress(runs.assign(fingerprint="0" * 16).to_csv(index=False).encode()))
     before = (out / RANKINGS_FILE).read_bytes()
@@ -442,7 +437,7 @@ def test_the_commands_refuse_bad_input_in_one_sentence(finished, tmp_path, modul
     no_config.mkdir()
     shutil.copy(finished / RUNS_FILE, no_config / RUNS_FILE)
     _one_sentence(CliRunner().invoke(main, [str(no_config)]), "config.yaml")
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     for jobs in ("0", "-2"):
         _one_sentence(CliRunner().invoke(main, [str(out), "-j", jobs]), f"n_jobs = {jobs}")
 
@@ -450,7 +445,7 @@ def test_the_commands_refuse_bad_input_in_one_sentence(finished, tmp_path, modul
 def test_the_check_refuses_a_damaged_or_missing_rankings_file(finished, tmp_path):
     from fsbench.rankings_check import main
 
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     path = out / RANKINGS_FILE
     path.write_bytes(path.read_bytes()[:100])
     damaged = path.read_bytes()
@@ -464,7 +459,7 @@ def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digit
     import fsbench.rankings_check as check_module
     from fsbench.store import rankings_fingerprint
 
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     rankings = load_rankings(out)
     # every ranking reversed: a finished check would drop them all
     tampered = rankings.assign(
@@ -493,7 +488,7 @@ def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digit
 def test_a_ranking_without_rows_is_dropped_by_the_check(finished, digits, tmp_path):
     from fsbench.rankings_check import check_rankings
 
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     runs = load_runs(out)
     gone = (runs.selector == "random") & (runs.repeat == 1)
     (out / RUNS_FILE).write_bytes(gzip.compress(runs[~gone].to_csv(index=False).encode(), mtime=0))

@@ -11,9 +11,10 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import copy_folder
 
 from fsbench.config import parse_experiment
-from fsbench.digests import DIGEST_COLUMN, rows_digest
+from fsbench.digests import DIGEST_COLUMN, rows_digest, with_rows_digests
 from fsbench.runner import run_experiment
 from fsbench.store import (
     RUNS_FILE,
@@ -59,12 +60,6 @@ def finished(tmp_path_factory, digits):
     return out
 
 
-def _copy(finished, tmp_path):
-    out = tmp_path / "run"
-    shutil.copytree(finished, out)
-    return out
-
-
 def _rows(df):
     return (df.drop(columns=[*TIMING, DIGEST_COLUMN], errors="ignore")
             .sort_values(["dataset", "repeat", "fold", "selector", "k"]).reset_index(drop=True))
@@ -83,7 +78,7 @@ def _csv_rows(out):
 
 # ----------------------------------------------------------------------------- task files
 def test_a_task_file_whose_numbers_were_changed_is_named_and_recomputed(finished, tmp_path, digits):
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     original = _rows(load_runs(out))
     task_id = sorted(finished_tasks(out))[0]
     doc = json.loads(task_path(out, task_id).read_text())
@@ -105,7 +100,7 @@ def test_a_task_file_whose_numbers_were_changed_is_named_and_recomputed(finished
 
 
 def test_a_changed_ranking_in_a_task_file_is_recomputed(finished, tmp_path, digits):
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     task_id = sorted(finished_tasks(out))[-1]
     doc = json.loads(task_path(out, task_id).read_text())
     doc["ranking"][0], doc["ranking"][1] = doc["ranking"][1], doc["ranking"][0]
@@ -114,13 +109,47 @@ def test_a_changed_ranking_in_a_task_file_is_recomputed(finished, tmp_path, digi
     assert ran == [task_id]
 
 
-def test_a_task_file_written_before_digests_is_kept_with_a_note(finished, tmp_path, digits):
-    out = _copy(finished, tmp_path)
-    task_id = sorted(finished_tasks(out))[0]
+@pytest.mark.parametrize("garbage", ["sha256:" + "0" * 64, "", 5, ["sha256:"], {"sha256": 1}])
+def test_a_task_file_whose_digest_is_garbage_is_recomputed(finished, tmp_path, digits, garbage):
+    out = copy_folder(finished, tmp_path)
+    task_id = sorted(finished_tasks(out))[1]
+    doc = json.loads(task_path(out, task_id).read_text())
+    doc["digest"] = garbage
+    task_path(out, task_id).write_text(json.dumps(doc))
+    result, ran = _run(out, digits)
+    assert ran == [task_id]
+    assert any(task_id in n and "digest" in n for n in result.notes)
+
+
+def _without_digest(out, task_id, accuracy=None):
     doc = json.loads(task_path(out, task_id).read_text())
     del doc["digest"]
+    if accuracy is not None:
+        doc["rows"][0]["accuracy"] = accuracy
     task_path(out, task_id).write_text(json.dumps(doc))
-    assert read_task_file(out, task_id).digest is None
+
+
+def test_a_task_file_without_a_digest_is_checked_against_the_runs_file(finished, tmp_path, digits):
+    # its rows as written: runs.csv.gz's digest of them vouches for them (no note)
+    out = copy_folder(finished, tmp_path)
+    kept, edited = sorted(finished_tasks(out))[:2]
+    _without_digest(out, kept)
+    assert read_task_file(out, kept).digest is None
+    # its digest removed and a number changed: runs.csv.gz's digest of its rows no longer matches
+    _without_digest(out, edited, accuracy=0.999)
+    result, ran = _run(out, digits)
+    assert ran == [edited]
+    assert any(edited in n and "digest" in n for n in result.notes)
+    assert not any("before fsbench recorded digests" in n for n in result.notes)
+    assert not (result.runs["accuracy"] == 0.999).any()
+
+
+def test_a_task_file_written_before_digests_is_kept_with_a_note(finished, tmp_path, digits):
+    # no digest in the file, nor in runs.csv.gz (as before digests): nothing can verify it, it is kept
+    out = copy_folder(finished, tmp_path)
+    task_id = sorted(finished_tasks(out))[0]
+    _without_digest(out, task_id)
+    (out / RUNS_FILE).unlink()
     result, ran = _run(out, digits)
     assert ran == []
     assert any("1 tasks hold rows written before fsbench recorded digests" in n for n in result.notes)
@@ -128,7 +157,7 @@ def test_a_task_file_written_before_digests_is_kept_with_a_note(finished, tmp_pa
 
 # ----------------------------------------------------------------------------- runs.csv.gz
 def test_a_hand_edited_runs_file_restored_without_task_files_recomputes_that_task(finished, tmp_path, digits):
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     original = _rows(load_runs(out))
     shutil.rmtree(out / "tasks")
     text = gzip.decompress((out / RUNS_FILE).read_bytes()).decode()
@@ -146,9 +175,27 @@ def test_a_hand_edited_runs_file_restored_without_task_files_recomputes_that_tas
     pd.testing.assert_frame_equal(_rows(result.runs), original)
 
 
+@pytest.mark.parametrize("rows_of_task", ["one", "every"])
+def test_a_task_whose_rows_lost_their_digest_in_the_runs_file_is_recomputed(finished, tmp_path, digits, rows_of_task):
+    # one writer writes runs.csv.gz whole: a task without its digest among tasks with theirs was edited
+    out = copy_folder(finished, tmp_path)
+    original = _rows(load_runs(out))
+    shutil.rmtree(out / "tasks")
+    df = _csv_rows(out)
+    first = df.iloc[0]
+    rows = df.index[(df[["repeat", "selector"]] == first[["repeat", "selector"]]).all(axis=1)]
+    df.loc[rows[:1] if rows_of_task == "one" else rows, DIGEST_COLUMN] = ""
+    (out / RUNS_FILE).write_bytes(gzip.compress(df.to_csv(index=False, float_format="%.17g").encode()))
+    result, ran = _run(out, digits)
+    assert len(ran) == 1 and ran[0].startswith(f"digits__r{int(first['repeat']):03d}f00__{first['selector']}__")
+    assert any(ran[0] in n and "runs.csv.gz" in n and "digest" in n for n in result.notes)
+    assert not any("before fsbench recorded digests" in n for n in result.notes)
+    pd.testing.assert_frame_equal(_rows(result.runs), original)
+
+
 def test_digests_survive_a_tool_that_rewrites_the_csv_faithfully(finished, tmp_path, digits):
     # shortest float repr instead of %.17g, columns and rows reordered, no compression level in common
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     shutil.rmtree(out / "tasks")
     df = _csv_rows(out)
     df = df[list(reversed(df.columns))].iloc[::-1]
@@ -185,7 +232,7 @@ def test_every_task_of_a_new_runs_file_carries_the_digest_of_its_rows(finished):
 
 
 def test_a_runs_file_written_before_digests_resumes_unchanged_with_a_note(finished, tmp_path, digits):
-    out = _copy(finished, tmp_path)
+    out = copy_folder(finished, tmp_path)
     shutil.rmtree(out / "tasks")
     df = _csv_rows(out).drop(columns=DIGEST_COLUMN)
     (out / RUNS_FILE).write_bytes(gzip.compress(df.to_csv(index=False, float_format="%.17g").encode(), mtime=0))
@@ -194,6 +241,27 @@ def test_a_runs_file_written_before_digests_resumes_unchanged_with_a_note(finish
     assert ran == []
     assert any("6 tasks hold rows written before fsbench recorded digests" in n for n in result.notes)
     assert (out / RUNS_FILE).read_bytes() == before  # same rows: the legacy file is not rewritten
+
+
+def test_collecting_digests_the_rows_once_and_keeps_a_runs_file_of_the_same_rows(finished, tmp_path, monkeypatch):
+    import fsbench.store as store
+
+    out = copy_folder(finished, tmp_path)
+    calls = []
+    monkeypatch.setattr(store, "with_rows_digests", lambda *a: calls.append(1) or with_rows_digests(*a))
+    before = (out / RUNS_FILE).read_bytes()
+    store.collect_runs(out)  # the same rows: compared, not rewritten
+    assert (out / RUNS_FILE).read_bytes() == before and len(calls) == 1
+    task_path(out, sorted(finished_tasks(out))[0]).unlink()
+    store.collect_runs(out)  # other rows: written from the same digests
+    assert len(calls) == 2 and len(load_runs(out)) < len(load_runs(finished))
+
+
+def test_a_damaged_runs_file_is_replaced_by_the_rows_written_over_it(finished, tmp_path):
+    out = copy_folder(finished, tmp_path)
+    (out / RUNS_FILE).write_bytes(b"\x1f\x8b cut short")
+    rows = [row for task_id in sorted(finished_tasks(out)) for row in read_task_file(out, task_id).rows]
+    pd.testing.assert_frame_equal(_rows(write_runs(out, rows)), _rows(load_runs(finished)))
 
 
 def test_committed_paper_results_have_no_digests_and_stay_readable():
