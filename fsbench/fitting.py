@@ -1,10 +1,12 @@
 """Fitting a selector: a built-in or a user's, cached by its inputs and code, within a time limit.
 
-A selector is fitted on its own copy of the data (:func:`fit_selector`): whatever its fit writes
-into X or y (``X -= X.min(axis=0)`` before chi2, a common idiom) cannot reach the evaluation,
-which uses the same arrays, nor another selector; a fit that did write is named in the result's
-``input_written`` and warnings. A user's selector prints to standard error
-(:func:`fsbench.plugins.output_to_stderr`), so fsbench's table on standard output stays clean.
+A user's selector is fitted on its own copy of the data (:func:`fit_selector`): whatever its fit
+writes into X or y (``X -= X.min(axis=0)`` before chi2, a common idiom) cannot reach the
+evaluation, which uses the same arrays, nor another selector; a fit that did write is named in
+the result's ``input_written`` and warnings. A built-in selector, fsbench's own code, is fitted
+on read-only views instead (no copy, no comparison: a write is an error of its fit). A user's
+selector prints to standard error (:func:`fsbench.plugins.output_to_stderr`), so fsbench's table
+on standard output stays clean.
 """
 
 from __future__ import annotations
@@ -143,9 +145,14 @@ def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray,
 
 def _unchanged(given: np.ndarray, seen: np.ndarray) -> bool:
     """Whether the fit's copy ``seen`` still holds what ``given`` holds (NaN equal to NaN)."""
-    if given.shape != seen.shape or given.dtype != seen.dtype:
-        return False
     return bool(np.array_equal(given, seen, equal_nan=given.dtype.kind in "fc"))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that cannot be written through (``a`` itself stays writeable)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 #: the words that mark, in a row's ``selector_warnings``, a fit that wrote into its input
@@ -166,11 +173,13 @@ def fit_selector(
     """Fit a selector (or take its ranking from the cache): a registered one, or a user's (``kind``
     ``class`` or ``score_func``, ``name`` its import path), stopped after ``timeout`` seconds.
 
-    The selector is fitted on copies of ``X`` and ``y``, which are never changed: the caller
-    evaluates the ranking on the same arrays, and a selector that edits its input in place would
-    otherwise change what the classifiers are trained on. The copies are compared with the
-    originals after the fit; ``input_written`` lists what the fit changed ("X", "y"), also said
-    in ``warnings``. A user's selector's standard output goes to standard error during its fit.
+    ``X`` and ``y`` are never changed: the caller evaluates the ranking on the same arrays, and a
+    selector that edits its input in place would otherwise change what the classifiers are
+    trained on. A user's selector is fitted on copies, compared with the originals after the fit:
+    ``input_written`` lists what the fit changed ("X", "y"), also said in ``warnings``. A
+    built-in is fitted on read-only views (a write raises ValueError; ``input_written`` is
+    empty), which costs neither a copy of X nor a comparison. A user's selector's standard output
+    goes to standard error during its fit.
     An exception of the fit (a user's selector whose output cannot rank: PluginError) propagates,
     ``SystemExit`` and ``KeyboardInterrupt`` included.
 
@@ -185,12 +194,13 @@ def fit_selector(
         hit.setdefault("input_written", [])  # cached before fsbench compared the input
         return hit
     selector = build(params, k_max, seed_arg)
-    X_fit, y_fit = np.array(X, copy=True, order="K"), np.array(y, copy=True, order="K")
     if kind == "builtin":
+        X_fit, y_fit = _read_only(X), _read_only(y)
         output: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     else:
         from fsbench.plugins import output_to_stderr
 
+        X_fit, y_fit = np.array(X, copy=True, order="K"), np.array(y, copy=True, order="K")
         output = output_to_stderr()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -198,7 +208,8 @@ def fit_selector(
         with output, time_limit(timeout):
             selector.fit(X_fit, y_fit)
         seconds = time.perf_counter() - t0
-    written = [label for label, given, seen in (("X", X, X_fit), ("y", y, y_fit)) if not _unchanged(given, seen)]
+    written = [] if kind == "builtin" else [label for label, given, seen in (("X", X, X_fit), ("y", y, y_fit))
+                                            if not _unchanged(given, seen)]
     ranking = np.asarray(selector.ranking_, dtype=np.int64)
     if ranking.shape != (X.shape[1],) or not np.array_equal(np.sort(ranking), np.arange(X.shape[1])):
         raise RuntimeError(f"selector {name!r} returned a ranking that is not a permutation of the features")

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 import warnings
 from pathlib import Path
@@ -28,6 +29,7 @@ from sklearn.feature_selection import chi2
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+from fsbench import fitting
 from fsbench.cli import main
 from fsbench.config import load_experiment
 from fsbench.datasets import load
@@ -43,6 +45,7 @@ from fsbench.plugins import (
 from fsbench.protocol import outer_splits
 from fsbench.runner import run_experiment
 from fsbench.selectors import make_selector
+from fsbench.selectors.base import BaseSelector
 from fsbench.store import load_failures
 
 PLUGINS = '''
@@ -101,6 +104,11 @@ PLUGINS = '''
         return scores
 
 
+    def short(X, y):
+        """One score too few on real data; fine on the probe's 6 features."""
+        return X.var(axis=0)[: X.shape[1] - (X.shape[1] > 6)]
+
+
     class ZeroRanking(BaseEstimator):
         """ranking_ all zeros on real data: it ranks nothing."""
 
@@ -154,6 +162,14 @@ PLUGINS = '''
         def fit(self, X, y):
             print("before exit")
             sys.exit(3)
+
+
+    class ClosesStdout(BaseEstimator):
+        def fit(self, X, y):
+            print("before close")
+            sys.stdout.close()
+            self.scores_ = X.var(axis=0)
+            return self
 '''
 
 
@@ -165,6 +181,21 @@ def plugins(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     monkeypatch.syspath_prepend(str(tmp_path))
     return name
+
+
+def digits_config(folder: Path, name: str, selectors: list[str], n_trials: int, n_features: list[int]) -> Path:
+    """A config of ``selectors`` (YAML flow entries) on digits: holdout halves, a linear SVM."""
+    config = folder / f"{name}.yaml"
+    config.write_text(textwrap.dedent(f"""
+        name: {name}
+        datasets: [digits]
+        protocol: {{kind: holdout, train_size: 0.5, n_trials: {n_trials}}}
+        selectors:
+    """) + "".join(f"  - {entry}\n" for entry in selectors) + textwrap.dedent(f"""
+        classifier: {{name: linear_svm, C: 1}}
+        n_features: {n_features}
+    """))
+    return config
 
 
 def problem(seed: int = 0, n: int = 60, d: int = 12):
@@ -201,13 +232,29 @@ def test_a_plugin_that_does_not_write_gets_no_note_and_the_note_survives_the_cac
     np.testing.assert_array_equal(again["ranking"], clean["ranking"])
 
 
-def test_builtin_selectors_leave_their_input_unchanged():
+class WritesBuiltin(BaseSelector):
+    """A built-in that zeroes its input: fsbench's own code must not, and it fails instead."""
+
+    def _fit(self, X, y, classes):
+        scores = X.var(axis=0)
+        X[:] = 0.0
+        return scores
+
+
+def test_builtins_are_fitted_on_read_only_views_so_a_write_fails_the_fit(monkeypatch):
     X, y = problem()
     X0 = X.copy()
     for name in ("fisher", "relieff", "random"):
         fitted = fit_selector(name, {}, X, y, 1, 5, None)
         np.testing.assert_array_equal(X, X0)
         assert fitted["input_written"] == []
+    # no copy for a built-in (fsbench's code): a write is refused, not compared after the fit
+    monkeypatch.setattr(fitting, "_selector_source", lambda name, kind: (
+        lambda params, k_max, seed: WritesBuiltin(n_features_to_select=k_max), "code", False))
+    with pytest.raises(ValueError, match="read-only"):
+        fit_selector("writes", {}, X, y, 1, 5, None)
+    np.testing.assert_array_equal(X, X0)
+    assert X.flags.writeable
 
 
 def test_a_plugin_editing_its_input_is_evaluated_as_if_it_had_worked_on_a_copy(plugins, tmp_path):
@@ -215,19 +262,9 @@ def test_a_plugin_editing_its_input_is_evaluated_as_if_it_had_worked_on_a_copy(p
     the shifted training part, a linear SVM on the original one), as its copying twin's do, and
     a plugin zeroing X is evaluated on the real data. Before, the classifier was trained on the
     edited matrix: 55.7 % against 71.4 % at k = 16, and chance for the zeroing plugin."""
-    config = tmp_path / "mut.yaml"
-    config.write_text(textwrap.dedent(f"""
-        name: mut
-        datasets: [digits]
-        protocol: {{kind: holdout, train_size: 0.5, n_trials: 2}}
-        selectors:
-          - {{name: inplace, class: "{plugins}:InPlace"}}
-          - {{name: oncopy, class: "{plugins}:OnCopy"}}
-          - {{name: zeroes, class: "{plugins}:Zeroes"}}
-          - {{name: variance, class: "{plugins}:Variance"}}
-        classifier: {{name: linear_svm, C: 1}}
-        n_features: [8, 16]
-    """))
+    config = digits_config(tmp_path, "mut", [f'{{name: {label}, class: "{plugins}:{cls}"}}' for label, cls in (
+        ("inplace", "InPlace"), ("oncopy", "OnCopy"), ("zeroes", "Zeroes"), ("variance", "Variance"))],
+        n_trials=2, n_features=[8, 16])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginWarning)
         experiment = load_experiment(config)
@@ -345,31 +382,25 @@ def test_fit_selector_raises_for_a_plugin_with_nan_scores(plugins):
 
 
 def test_nan_scores_fail_their_tasks_in_failures_csv_and_the_run_exits_1(plugins, tmp_path):
-    config = tmp_path / "nan.yaml"
-    config.write_text(textwrap.dedent(f"""
-        name: nan
-        datasets: [digits]
-        protocol: {{kind: holdout, train_size: 0.5, n_trials: 1}}
-        selectors:
-          - fisher
-          - {{name: all-nan, score_func: "{plugins}:all_nan"}}
-          - {{name: one-nan, score_func: "{plugins}:one_nan"}}
-          - {{name: zero-ranking, class: "{plugins}:ZeroRanking"}}
-        classifier: {{name: linear_svm, C: 1}}
-        n_features: [8]
-    """))
+    config = digits_config(tmp_path, "nan", [
+        "fisher", f'{{name: all-nan, score_func: "{plugins}:all_nan"}}',
+        f'{{name: one-nan, score_func: "{plugins}:one_nan"}}', f'{{name: short, score_func: "{plugins}:short"}}',
+        f'{{name: zero-ranking, class: "{plugins}:ZeroRanking"}}',
+    ], n_trials=1, n_features=[8])
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["run", str(config), "--out", str(out), "-q", "-j", "1"])
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     failures = load_failures(out).set_index("selector")["error"]
-    assert sorted(failures.index) == ["all-nan", "one-nan", "zero-ranking"]
+    assert sorted(failures.index) == ["all-nan", "one-nan", "short", "zero-ranking"]
     assert failures["all-nan"] == ("PluginError: The scores of all_nan is NaN for every one of the 64 features, so "
                                    "it ranks none of them: fix the computation that gives NaN (a division by zero, a "
                                    "log of zero, an empty class).")
     assert failures["one-nan"].startswith("PluginError: The scores of one_nan is NaN for 1 of the 64 features")
     assert failures["zero-ranking"].startswith("PluginError: ZeroRanking.ranking_ gives all 64 features the same "
                                                "value (0), so it ranks none of them")
+    assert failures["short"] == ("PluginError: The scores of short has shape (63,); expected (64,), one value per "
+                                 "feature.")
     runs = pd.read_csv(out / "runs.csv.gz")
     assert set(runs["selector"]) == {"fisher"}
 
@@ -406,6 +437,15 @@ def test_the_probe_does_not_warn_about_seeded_or_deterministic_plugins(plugins):
     assert probe_warnings(resolve(class_path=f"{plugins}:OnCopy")) == []
 
 
+def test_a_slow_first_probe_fit_is_not_repeated(plugins, monkeypatch):
+    spec = resolve(class_path=f"{plugins}:Unseeded")
+    monkeypatch.setattr(importlib.import_module("fsbench.plugins.probe"), "REPEAT_BUDGET", 0.0)
+    fits = []
+    monkeypatch.setattr(spec.obj, "fit", lambda self, X, y, fit=spec.obj.fit: fits.append(1) or fit(self, X, y))
+    assert probe_warnings(spec) == []  # one fit: nothing to compare it with
+    assert len(fits) == 1
+
+
 def test_the_probe_names_a_plugin_that_writes_into_its_input_and_its_copies_keep_the_fits_equal(plugins):
     # InPlace shifts X in place: were the second probe fit given the first one's edited X, its
     # ranking could differ and it would be wrongly called non-deterministic
@@ -424,17 +464,9 @@ def test_a_probe_warning_reaches_the_user_on_stderr(plugins, tmp_path):
     """The user's view: ``fsbench run`` in its own process prints the probe's warning on stderr,
     stdout keeps the table, and the plugin's printed output (Python's and C's printf) goes to
     stderr, in its probes and in its fits."""
-    config = tmp_path / "noisy.yaml"
-    config.write_text(textwrap.dedent(f"""
-        name: noisy
-        datasets: [digits]
-        protocol: {{kind: holdout, train_size: 0.5, n_trials: 2}}
-        selectors:
-          - {{name: prints, class: "{plugins}:Prints"}}
-          - {{name: unseeded, class: "{plugins}:Unseeded"}}
-        classifier: {{name: linear_svm, C: 1}}
-        n_features: [8]
-    """))
+    config = digits_config(tmp_path, "noisy", [f'{{name: prints, class: "{plugins}:Prints"}}',
+                                               f'{{name: unseeded, class: "{plugins}:Unseeded"}}'],
+                           n_trials=2, n_features=[8])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
                                                                      os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-m", "fsbench.cli", "run", str(config), "--out", "out", "-q", "-j", "1"],
@@ -475,3 +507,35 @@ def test_a_plugin_calling_sys_exit_is_not_swallowed_and_leaves_stdout_restored(p
     print("fsbench after")
     out, err = capfd.readouterr()
     assert out == "fsbench after\n" and "before exit" in err
+
+
+def test_a_plugin_closing_its_stdout_leaves_fsbench_stderr_open(plugins, capfd):
+    X, y = problem()
+    stdout, stderr = sys.stdout, sys.stderr
+    fit_selector(f"{plugins}:ClosesStdout", {}, X, y, 0, 5, None, kind="class")
+    assert sys.stdout is stdout and sys.stderr is stderr and not stderr.closed and not stdout.closed
+    print("fsbench after")
+    print("fsbench message", file=sys.stderr)
+    out, err = capfd.readouterr()
+    assert out == "fsbench after\n" and err == "before close\nfsbench message\n"
+
+
+def test_output_to_stderr_from_two_threads_is_restored_by_the_last_to_leave(capfd):
+    entered, left = threading.Event(), threading.Event()
+
+    def other():
+        with output_to_stderr():
+            entered.set()
+            left.wait(10)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    entered.wait(10)
+    with output_to_stderr():
+        left.set()
+        thread.join(10)  # the other thread has left: this block still redirects
+        print("plugin python")
+        os.write(1, b"plugin fd\n")
+    print("fsbench after")
+    out, err = capfd.readouterr()
+    assert out == "fsbench after\n" and sorted(err.splitlines()) == ["plugin fd", "plugin python"]

@@ -6,7 +6,9 @@ progress and messages to standard error, so ``fsbench run CONFIG > table.md`` ke
 table. A plugin's ``print`` would land in that table; inside :func:`output_to_stderr` it goes
 to standard error instead, at two levels:
 
-- Python's ``sys.stdout`` is ``sys.stderr`` (``print``, ``sys.stdout.write``);
+- Python's ``sys.stdout`` writes to ``sys.stderr`` (``print``, ``sys.stdout.write``), through a
+  stand-in whose ``close()`` only flushes: a plugin closing its standard output must not close
+  fsbench's standard error;
 - file descriptor 1 is a duplicate of descriptor 2 (``os.dup2``), for compiled code that writes
   to the descriptor or through C's ``stdout`` (``printf`` in a C extension, LIBSVM's or
   LIBLINEAR's verbose output), whose buffer is flushed before the descriptor is restored.
@@ -47,6 +49,17 @@ def _flush(stream: Any) -> None:
         stream.flush()
 
 
+class _StdoutToStderr:
+    """``sys.stdout`` inside the block: whatever is asked of it is asked of the current
+    ``sys.stderr``, but for ``close()``, which only flushes."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stderr, name)
+
+    def close(self) -> None:
+        _flush(sys.stderr)
+
+
 def _enter() -> None:
     global _depth, _saved_stream, _saved_fd
     with _lock:
@@ -54,7 +67,7 @@ def _enter() -> None:
             _flush(sys.stdout)
             _flush_c_stdio()
             _saved_stream = sys.stdout
-            sys.stdout = sys.stderr
+            sys.stdout = _StdoutToStderr()
             try:
                 saved = os.dup(1)
             except OSError:  # no descriptor 1 (a daemon): nothing compiled can print there either
