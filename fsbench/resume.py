@@ -304,24 +304,26 @@ def _task_id(dataset: str, repeat: int, fold: int, label: str) -> str:
 
 
 def _task_ids(runs: pd.DataFrame) -> list[str]:
-    """The id of the task each row of a runs table belongs to."""
-    return [_task_id(d, r, f, lab) for d, r, f, lab in zip(runs["dataset"], runs["repeat"], runs["fold"],
-                                                            runs["selector"], strict=True)]
+    """The id of the task each row of a runs table belongs to (computed once per task)."""
+    ids: dict[tuple[Any, ...], str] = {}
+    return [ids.get(key) or ids.setdefault(key, _task_id(*key))
+            for key in zip(runs["dataset"], runs["repeat"], runs["fold"], runs["selector"], strict=True)]
 
 
 def _rows_by_task(runs: pd.DataFrame, task_ids: set[str] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The rows of a runs table as task files hold them, by task id (all tasks, or ``task_ids``)."""
-    runs = runs.assign(_task=_task_ids(runs))
+    """The rows of a runs table as task files hold them, by task id (all tasks, or ``task_ids``), each
+    task's rows in the table's order."""
+    ids = _task_ids(runs)
     if task_ids is not None:
-        runs = runs[runs["_task"].isin(task_ids)]
-    out = {}
-    for task_id, rows in runs.groupby("_task", sort=False):
-        # a column another selector's rows filled (diagnostics) or that older rows lack (code) is
-        # absent, not NaN, in this task's rows
-        out[task_id] = [{k: v for k, v in row.items()
-                         if not ((k.startswith("diag_") or k in ("code", "protocol_code", DIGEST_COLUMN))
-                                 and isinstance(v, float) and np.isnan(v))}
-                        for row in rows.drop(columns="_task").to_dict("records")]
+        keep = [i in task_ids for i in ids]
+        runs, ids = runs[keep], [i for i, k in zip(ids, keep, strict=True) if k]
+    out: dict[str, list[dict[str, Any]]] = {}
+    # a column another selector's rows filled (diagnostics) or that older rows lack (code) is
+    # absent, not NaN, in this task's rows
+    optional = {c for c in runs.columns if c.startswith("diag_") or c in ("code", "protocol_code", DIGEST_COLUMN)}
+    for task_id, row in zip(ids, runs.to_dict("records"), strict=True):
+        out.setdefault(task_id, []).append({k: v for k, v in row.items()
+                                            if not (k in optional and isinstance(v, float) and np.isnan(v))})
     return out
 
 
