@@ -158,8 +158,12 @@ def test_stats_failing_into_a_new_folder_leaves_no_folder(tmp_path, monkeypatch)
 
 def test_stats_replaces_its_set_as_a_whole(tmp_path):
     # the second set has no stability (no rankings): the first set's stability files go with it
+    from fsbench.report.stats_command import STATS_FILES
+
     folder = _results(tmp_path / "res")
     assert _stats(str(folder)).exit_code == 0
+    # every file of a set is one the next set replaces or removes
+    assert {p.name for p in (folder / "stats").iterdir()} <= set(STATS_FILES)
     (folder / "stats" / "mine.txt").write_text("a file of the user's")
     _results(folder, seed=1, rankings=False)
     result = _stats(str(folder))
