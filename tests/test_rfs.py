@@ -337,6 +337,7 @@ PINNED = {"stop": "decrease", "tol": 1e-6, "max_iter": 1000}
     ((30, 200), 1.0, "auto", "onehot", False),     # n x n form, the microarrays' shape
     ((120, 15), 0.3, "auto", "onehot", False),     # d x d form
     ((40, 40), 2.0, "samples", "pm1", False),
+    ((40, 40), 2.0, "auto", "onehot", False),      # n = d: "auto" is the n x n form
     ((60, 20), 0.05, "features", "onehot", True),
     ((25, 300), 30.0, "auto", "onehot", False),    # gamma large: W -> 0, rows fall below 1e-24
 ])
@@ -356,6 +357,21 @@ def test_decrease_rule_computes_the_old_fit_bit_for_bit(shape, gamma, form, codi
     assert sel.diagnostics_ == {}
     # it did not certify its stop: it is above the minimum by more than the default gap's tol
     assert sel.duality_gap_ > 0
+
+
+@pytest.mark.parametrize("shape,gamma,tol,n_iter", [
+    ((12, 6), 30.0, 0.0, 19),    # tol 0: stops where J repeats exactly (the rule is <=, not <)
+    ((12, 6), 0.5, 0.0, 748),    # d x d form until a residual row falls below 1e-10 of the largest
+    ((20, 30), 4.0, 0.5, 2),     # fires at its first chance, iteration 2
+])
+def test_decrease_rule_stops_where_the_old_fit_stops(shape, gamma, tol, n_iter):
+    X, y = problem(*shape, c=2, seed=0)
+    Y = onehot(y, 2)
+    W_ref, obj_ref = rfs_fit_before(X, Y, gamma, tol=tol, max_iter=5000)
+    assert obj_ref.size == n_iter  # the case is the one described
+    fit = rfs_fit(X, Y, gamma, stop="decrease", tol=tol, max_iter=5000)
+    assert fit.converged
+    assert np.array_equal(fit.W, W_ref) and np.array_equal(fit.objective, obj_ref)
 
 
 def test_decrease_rule_runs_every_row_where_the_certificate_leaves_rows_out():
