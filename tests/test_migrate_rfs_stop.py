@@ -1,9 +1,12 @@
 """The one-off migration of the committed results to the configs that pin RFS's stopping rule
 (fsbench.papers.migrate_rfs_stop).
 
-The folders before the migration are read from version control (the commit before it). Oracles:
-the tables parsed here as plain strings (pandas, every field text), the pinned configs' params and
-fingerprints, and the committed folders after the migration."""
+The migration has run; these tests keep it reproducible from version control, independent of what
+the working tree's results and configs become later (the migrated RFS rows are stale until the
+next recomputation): the folders before it are read from the commit before it, the configs and
+the folders it wrote from the commit that committed them. Oracles: the tables parsed here as plain
+strings (pandas, every field text), the pinned configs' params and fingerprints, and the committed
+folders after the migration."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from conftest import papers_data
 
 from fsbench.cli import main as fsbench_main
 from fsbench.config import load_experiment
+from fsbench.digests import DIGEST_COLUMN
 from fsbench.errors import FsbenchError
 from fsbench.papers import migrate_rfs_stop as migrate
 from fsbench.papers.layout import Layout
@@ -30,33 +34,50 @@ from fsbench.store import rankings_fingerprint
 ROOT = Path(__file__).resolve().parents[1]
 #: the last commit before the migration: its results folders are the committed rows, unpinned
 BEFORE = "17cbb70fe228b187b48d62e4478e84031a931d4d"
+#: the commit that committed the migrated folders, with the pinned configs they were migrated to
+MIGRATED = "1819313c7514eb7d011aeffa5eef42debebc687c"
 FILES = ("config.yaml", "runs.csv.gz", "rankings.csv.gz", "objective.csv")
 FOLDERS = ["rfs", "dso-fs", "variants/dso-fs-isolet", "variants/rfs-gamma-tuned", "variants/rfs-intercept",
            "variants/rfs-select-all", "variants/rfs-standardize-train"]
 SMALLEST = "variants/dso-fs-isolet"  # 300 rows, 30 tasks
 
 
-def git_bytes(path: str) -> bytes | None:
-    done = subprocess.run(["git", "show", f"{BEFORE}:{path}"], cwd=ROOT, capture_output=True)
+def git_bytes(path: str, commit: str = BEFORE) -> bytes | None:
+    done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True)
     return done.stdout if done.returncode == 0 else None
 
 
-def folder_before(folder: str, tmp_path: Path) -> Path:
-    """The results folder as committed before the migration, in tmp_path/results/papers/<folder>."""
-    if git_bytes("README.md") is None:
-        pytest.skip(f"no git history with {BEFORE}")
-    out = tmp_path / "results" / "papers" / folder
+def folder_at(commit: str, folder: str, out: Path) -> Path:
+    """A results folder's files as committed at ``commit``, in ``out``."""
+    if git_bytes("README.md", commit) is None:
+        pytest.skip(f"no git history with {commit}")
     out.mkdir(parents=True)
     for name in FILES:
-        data = git_bytes(f"results/papers/{folder}/{name}")
+        data = git_bytes(f"results/papers/{folder}/{name}", commit)
         if data is not None:
             (out / name).write_bytes(data)
     return out
 
 
-def migration_of(folder: str, out: Path) -> migrate.Migration:
-    config = ROOT / "configs" / "papers" / f"{folder}.yaml"
-    (m,) = [m for m in migrate.migrations(Layout(configs=ROOT / "configs" / "papers")) if m.config == config]
+def folder_before(folder: str, tmp_path: Path) -> Path:
+    """The results folder as committed before the migration, in tmp_path/results/papers/<folder>."""
+    return folder_at(BEFORE, folder, tmp_path / "results" / "papers" / folder)
+
+
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory) -> Path:
+    """configs/papers as the migration read them (with variants/ beneath)."""
+    if git_bytes("README.md", MIGRATED) is None:
+        pytest.skip(f"no git history with {MIGRATED}")
+    out = tmp_path_factory.mktemp("configs")
+    archive = subprocess.run(["git", "archive", MIGRATED, "configs/papers"], cwd=ROOT, capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out / "configs" / "papers"
+
+
+def migration_of(folder: str, out: Path, configs: Path) -> migrate.Migration:
+    (m,) = [m for m in migrate.migrations(Layout(configs=configs)) if m.config == configs / f"{folder}.yaml"]
     return migrate.Migration(out, m.config, m.before, m.after)
 
 
@@ -84,10 +105,10 @@ def test_every_config_that_runs_rfs_pins_the_rule_and_says_so():
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_migration_changes_only_the_fingerprint_and_the_rfs_params(folder, tmp_path):
+def test_migration_changes_only_the_fingerprint_and_the_rfs_params(folder, tmp_path, configs):
     out = folder_before(folder, tmp_path)
     before = {name: (out / name).read_bytes() for name in FILES if (out / name).is_file()}
-    migration = migration_of(folder, out)
+    migration = migration_of(folder, out, configs)
     config = load_experiment(migration.config)
     old_fp = yaml.safe_load(before["config.yaml"])["fingerprint"]
     new_fp = config.fingerprint()
@@ -138,23 +159,23 @@ def test_migration_changes_only_the_fingerprint_and_the_rfs_params(folder, tmp_p
 
     # the committed folder is exactly this migration's output; a second run changes nothing
     for name in before:
-        assert (out / name).read_bytes() == (ROOT / "results" / "papers" / folder / name).read_bytes(), name
+        assert (out / name).read_bytes() == git_bytes(f"results/papers/{folder}/{name}", MIGRATED), name
     after = snapshot(out)
     assert migrate.migrate_folder(migration) == []
     assert snapshot(out) == after
 
 
-def test_a_folder_of_another_configuration_is_refused_unchanged(tmp_path):
+def test_a_folder_of_another_configuration_is_refused_unchanged(tmp_path, configs):
     out = folder_before("variants/rfs-intercept", tmp_path)
     doc = (out / "config.yaml").read_text()
     (out / "config.yaml").write_text(doc.replace("fit_intercept: true", "fit_intercept: false"))
     before = snapshot(out)
     with pytest.raises(FsbenchError, match="does not rebuild to its fingerprint"):
-        migrate.migrate_folder(migration_of("variants/rfs-intercept", out))
+        migrate.migrate_folder(migration_of("variants/rfs-intercept", out, configs))
     assert snapshot(out) == before
 
 
-def test_rfs_rows_of_other_params_are_refused_before_anything_is_written(tmp_path):
+def test_rfs_rows_of_other_params_are_refused_before_anything_is_written(tmp_path, configs):
     out = folder_before("variants/rfs-intercept", tmp_path)
     text = gzip.decompress((out / "runs.csv.gz").read_bytes()).decode()
     lines = text.split("\n")
@@ -163,19 +184,17 @@ def test_rfs_rows_of_other_params_are_refused_before_anything_is_written(tmp_pat
     (out / "runs.csv.gz").write_bytes(gzip.compress("\n".join(lines).encode(), mtime=0))
     before = snapshot(out)
     with pytest.raises(FsbenchError, match="line 6 has RFS params"):
-        migrate.migrate_folder(migration_of("variants/rfs-intercept", out))
+        migrate.migrate_folder(migration_of("variants/rfs-intercept", out, configs))
     assert snapshot(out) == before
 
 
-def test_an_interrupted_migration_is_finished_by_running_it_again(tmp_path, monkeypatch):
+def test_an_interrupted_migration_is_finished_by_running_it_again(tmp_path, monkeypatch, configs):
     # A full disk at the second file: the first is rewritten whole, the rest untouched; the command
     # says so in one sentence (exit 2), and running it again ends where an uninterrupted run does.
     out = folder_before(SMALLEST, tmp_path)
     reference = tmp_path / "reference"
     shutil.copytree(out, reference)
-    migrate.migrate_folder(migration_of(SMALLEST, reference))
-    configs = tmp_path / "configs"
-    shutil.copytree(ROOT / "configs" / "papers", configs)
+    migrate.migrate_folder(migration_of(SMALLEST, reference, configs))
     calls = []
     real = migrate.atomic_write_bytes
 
@@ -195,7 +214,7 @@ def test_an_interrupted_migration_is_finished_by_running_it_again(tmp_path, monk
     error = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert len(error) == 1 and "the disk is full" in error[0] and "run the migration again" in error[0]
     assert calls == ["runs.csv.gz", "rankings.csv.gz"]
-    unpinned = migration_of(SMALLEST, out).before.fingerprint()
+    unpinned = migration_of(SMALLEST, out, configs).before.fingerprint()
     assert yaml.safe_load((out / "config.yaml").read_text())["fingerprint"] == unpinned
     monkeypatch.setattr(migrate, "atomic_write_bytes", real)
     result = CliRunner().invoke(migrate.main, args)
@@ -213,7 +232,45 @@ def test_bad_input_is_one_sentence_and_exit_2(args, message, tmp_path):
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_a_folder_another_process_holds_is_refused(tmp_path):
+def _runs_lines(out: Path, edit) -> None:
+    lines = gzip.decompress((out / "runs.csv.gz").read_bytes()).decode().split("\n")
+    (out / "runs.csv.gz").write_bytes(gzip.compress("\n".join(edit(lines)).encode(), mtime=0))
+
+
+def _rfs_params_not_json(lines: list[str]) -> list[str]:
+    i = next(i for i, line in enumerate(lines) if ",rfs,rfs," in line)
+    return [*lines[:i], lines[i].replace('"{', '"[', 1), *lines[i + 1:]]
+
+
+FAULTS = {  # a folder the migration does not recognize: name -> (how it is made, what the error says)
+    "empty folder": (lambda out: [p.unlink() for p in out.iterdir()], "holds no committed run"),
+    "config.yaml not text": (lambda out: (out / "config.yaml").write_bytes(b"\xff\xfe\x00name"), "not UTF-8 text"),
+    "runs.csv.gz truncated": (lambda out: (out / "runs.csv.gz").write_bytes((out / "runs.csv.gz").read_bytes()[:200]),
+                              "is damaged"),
+    "runs.csv.gz empty": (lambda out: (out / "runs.csv.gz").write_bytes(gzip.compress(b"", mtime=0)),
+                          "is not a table as fsbench writes it"),
+    "a row short of a field": (lambda out: _runs_lines(out, lambda ls: [*ls[:2], ls[2].rsplit(",", 1)[0], *ls[3:]]),
+                               "line 3 has"),
+    "RFS params not JSON": (lambda out: _runs_lines(out, _rfs_params_not_json), "has RFS params ["),
+    "objective.csv empty": (lambda out: (out / "objective.csv").write_text(""), "is not a table as fsbench writes it"),
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_folder_it_does_not_recognize_is_one_sentence_and_exit_2_unchanged(fault, tmp_path, configs):
+    make, message = FAULTS[fault]
+    out = folder_before(SMALLEST, tmp_path)
+    make(out)
+    before = snapshot(out)
+    args = ["--configs", str(configs), "--results", str(tmp_path / "results" / "papers")]
+    result = CliRunner().invoke(migrate.main, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    error = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and message in error[0] and "restore it from version control" in error[0], error
+    assert snapshot(out) == before
+
+
+def test_a_folder_another_process_holds_is_refused(tmp_path, configs):
     from fsbench.store import locked
 
     out = folder_before(SMALLEST, tmp_path)
@@ -225,7 +282,7 @@ def test_a_folder_another_process_holds_is_refused(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(FsbenchError, match="Another fsbench process is writing"):
-            migrate.migrate_folder(migration_of(SMALLEST, out))
+            migrate.migrate_folder(migration_of(SMALLEST, out, configs))
     finally:
         holder.kill()
         holder.wait()
@@ -262,13 +319,13 @@ def _runlog(folder: Path) -> dict:
 KEY = ["dataset", "repeat", "fold", "selector", "k"]
 
 
-def test_the_pinned_config_resumes_the_smallest_migrated_folder_recomputing_nothing(tmp_path):
+def test_the_pinned_config_resumes_the_smallest_migrated_folder_recomputing_nothing(tmp_path, configs):
     # DSO-FS's ISOLET variant: its RFS rows were written before fsbench recorded code, so nothing
     # in it is stale: all 30 tasks resume, none is recomputed, and the rows stay as migrated.
     data_dir = papers_data()
     out = folder_before(SMALLEST, tmp_path)
-    migrate.migrate_folder(migration_of(SMALLEST, out))
-    config = ROOT / "configs" / "papers" / f"{SMALLEST}.yaml"
+    migrate.migrate_folder(migration_of(SMALLEST, out, configs))
+    config = configs / f"{SMALLEST}.yaml"
     migrated = _runs(out)
     stale, _ = _expected_audit(migrated, config)
     if stale:
@@ -282,17 +339,19 @@ def test_the_pinned_config_resumes_the_smallest_migrated_folder_recomputing_noth
     pd.testing.assert_frame_equal(migrated.sort_values(KEY).reset_index(drop=True),
                                   _runs(out)[migrated.columns].sort_values(KEY).reset_index(drop=True))
     assert gzip.decompress((out / "rankings.csv.gz").read_bytes()) == gzip.decompress(
-        (ROOT / "results" / "papers" / SMALLEST / "rankings.csv.gz").read_bytes())
+        git_bytes(f"results/papers/{SMALLEST}/rankings.csv.gz", MIGRATED))
 
 
-def test_the_pinned_config_recomputes_the_stale_rfs_tasks_as_committed(tmp_path):
-    # The rfs-intercept variant (RFS only, about 40 s of compute): its RFS rows name the code before
-    # the change, so a run stops naming them; --recompute-stale recomputes exactly the stale tasks,
-    # and the pinned rule gives the committed RFS rows and rankings again.
+def test_the_pinned_config_recomputes_the_stale_rfs_tasks_as_committed(tmp_path, configs):
+    # The rfs-intercept variant as migrated (RFS only, about 40 s of compute): its RFS rows name the
+    # code before the change, so a run stops naming them; --recompute-stale recomputes exactly the
+    # stale tasks, and the pinned rule gives the committed RFS rows and rankings again. The
+    # migration then leaves the recomputed folder (rows with digests) alone.
     data_dir = papers_data()
+    migrated = folder_at(MIGRATED, "variants/rfs-intercept", tmp_path / "migrated")
     out = tmp_path / "rfs-intercept"
-    shutil.copytree(ROOT / "results" / "papers" / "variants" / "rfs-intercept", out)
-    config = ROOT / "configs" / "papers" / "variants" / "rfs-intercept.yaml"
+    shutil.copytree(migrated, out)
+    config = configs / "variants" / "rfs-intercept.yaml"
     committed = _runs(out)
     stale, other_protocol = _expected_audit(committed, config)
     assert stale == {"rfs": 150}  # the code change
@@ -320,6 +379,11 @@ def test_the_pinned_config_recomputes_the_stale_rfs_tasks_as_committed(tmp_path)
     assert set(b.loc[rfs, "code"]) != set(a.loc[rfs, "code"])
     keep = ["dataset", "repeat", "fold", "selector", "position", "feature"]
     old_r, new_r = (pd.read_csv(p / "rankings.csv.gz")
-                    for p in (ROOT / "results" / "papers" / "variants" / "rfs-intercept", out))
+                    for p in (migrated, out))
     pd.testing.assert_frame_equal(old_r[old_r.selector == "rfs"][keep].reset_index(drop=True),
                                   new_r[new_r.selector == "rfs"][keep].reset_index(drop=True))
+
+    assert DIGEST_COLUMN in rerun.columns
+    recomputed_files = snapshot(out)
+    assert migrate.migrate_folder(migration_of("variants/rfs-intercept", out, configs)) == []
+    assert snapshot(out) == recomputed_files

@@ -13,8 +13,14 @@ next recomputation, as any row of edited selector code is.
 
 Each file is rewritten atomically, config.yaml last, under the folder's lock; a file that already
 carries the pinned fingerprint is left alone, so an interrupted migration is finished by running
-it again, and a migrated folder is not changed. A folder of any other configuration is refused,
-nothing written. Usage::
+it again, and a migrated folder is not changed, nor one recomputed since (its rows then carry
+digests). A folder of any other configuration, or a damaged one, is refused in one sentence,
+nothing written.
+
+It ran once (commit 1819313). It is kept, with its tests, because the committed folders' new
+fingerprints were written by it, not by a run: tests/test_migrate_rfs_stop.py replays it on the
+folders of the commit before and checks that it changes only what it says and gives exactly the
+folders that commit holds. Usage::
 
     python -m fsbench.papers.migrate_rfs_stop [--configs configs/papers] [--results results/papers]
 """
@@ -108,9 +114,24 @@ def migrations(layout: Layout) -> list[Migration]:
 
 
 # ----------------------------------------------------------------------------- CSV, field by field
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise FsbenchError(f"{str(path)!r} is not UTF-8 text; restore it from version control.") from None
+
+
+def _json_object(text: str) -> dict | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _csv_rows(text: str, path: Path) -> list[list[str]]:
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    if _csv_text(rows) != text:
+    if not rows or _csv_text(rows) != text:
         # written otherwise than pandas writes (quoting, line ends): rewriting would change other bytes
         raise FsbenchError(f"{str(path)!r} is not a table as fsbench writes it, so it cannot be rewritten field "
                            "by field; restore it from version control.")
@@ -137,6 +158,9 @@ def _rewrite_params(rows: list[list[str]], migration: Migration, path: Path, *, 
     old_fp, new_fp = migration.before.fingerprint(), migration.after.fingerprint()
     n_rfs = 0
     for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise FsbenchError(f"{str(path)!r} line {line} has {len(row)} fields, not the header's {len(header)}; "
+                               "restore it from version control.")
         if fingerprints:
             if row[col["fingerprint"]] != old_fp:
                 raise FsbenchError(f"{str(path)!r} line {line} has fingerprint {row[col['fingerprint']]!r}, not "
@@ -146,9 +170,9 @@ def _rewrite_params(rows: list[list[str]], migration: Migration, path: Path, *, 
         sel = by_label.get(row[col["selector"]])
         if sel is None or sel.name != "rfs" or row[col["method"]] != "rfs":
             continue
-        params = json.loads(row[col["params"]])
-        chosen = {k: v for k, v in params.items() if k in dict(sel.grid)}
-        if row[col["params"]] != migration.params_before(sel, chosen):
+        params = _json_object(row[col["params"]])
+        chosen = None if params is None else {k: v for k, v in params.items() if k in dict(sel.grid)}
+        if chosen is None or row[col["params"]] != migration.params_before(sel, chosen):
             raise FsbenchError(f"{str(path)!r} line {line} has RFS params {row[col['params']]}, not those of the "
                                "config before RFS's rule was pinned; restore it from version control.")
         row[col["params"]] = migration.params_after(sel, chosen)
@@ -166,15 +190,16 @@ def _runs(migration: Migration) -> tuple[bytes, int] | None:
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise FsbenchError(f"{str(path)!r} is damaged ({exc}); restore it from version control.") from None
     rows = _csv_rows(text, path)
+    col = rows[0].index("fingerprint") if "fingerprint" in rows[0] else None
+    if col is not None and rows[1:] and {r[col] if len(r) > col else None for r in rows[1:]} == {
+            migration.after.fingerprint()}:
+        return None  # migrated (and maybe recomputed since, with row digests)
     if DIGEST_COLUMN in rows[0]:
         # the committed rows this migration was written for record no digest; rewriting params would
         # break the digests of rows that do, and the next run would recompute them
         raise FsbenchError(f"{str(path)!r} records row digests ({DIGEST_COLUMN}), which this migration would "
                            "invalidate; it is for the committed results written before digests: recompute this "
                            "folder with the pinned config instead.")
-    col = rows[0].index("fingerprint") if "fingerprint" in rows[0] else None
-    if col is not None and rows[1:] and {r[col] for r in rows[1:]} == {migration.after.fingerprint()}:
-        return None
     n_rfs = _rewrite_params(rows, migration, path, fingerprints=True)
     return gzip.compress(_csv_text(rows).encode("utf-8"), mtime=0), n_rfs
 
@@ -207,12 +232,12 @@ def _traces(migration: Migration) -> str | None:
     path = migration.folder / TRACES_FILE
     if not path.is_file():
         return None
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     rows = _csv_rows(text, path)
     col = {name: i for i, name in enumerate(rows[0])}
     if "params" in col and "method" in col:
-        rfs = [json.loads(r[col["params"]]) for r in rows[1:] if r[col["method"]] == "rfs"]
-        if rfs and all(all(p.get(k) == v for k, v in PINNED.items()) for p in rfs):
+        rfs = [_json_object(r[col["params"]]) for r in rows[1:] if len(r) == len(rows[0]) and r[col["method"]] == "rfs"]
+        if rfs and all(p is not None and all(p.get(k) == v for k, v in PINNED.items()) for p in rfs):
             return None
     _rewrite_params(rows, migration, path, fingerprints=False)
     return _csv_text(rows)
@@ -222,7 +247,7 @@ def _config(migration: Migration) -> str | None:
     """config.yaml with the pinned fingerprint and params (every other entry as it was); None when
     already migrated."""
     path = migration.folder / CONFIG_FILE
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError:
