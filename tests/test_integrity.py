@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import gzip
+import importlib.util
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import sys
 import textwrap
 import time
 import types
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -236,7 +238,7 @@ def test_rows_without_a_code_identity_are_kept_with_a_note(tmp_path, digits):
 
 
 def test_code_identity_follows_code_not_documentation(tmp_path, monkeypatch):
-    from fsbench.selectors import module_digest
+    from fsbench.code_identity import module_digest
 
     package = tmp_path / "fakepkg"
     package.mkdir()
@@ -248,7 +250,7 @@ def test_code_identity_follows_code_not_documentation(tmp_path, monkeypatch):
 
     def digest():
         module_digest.cache_clear()
-        return module_digest("fakepkg.sel", "fakepkg")
+        return module_digest("fakepkg.sel", ("fakepkg.",))
 
     base = digest()
     (package / "sel.py").write_text('"""A selector, better documented."""\n# a comment\n'
@@ -442,7 +444,20 @@ def test_discard_refuses_a_folder_another_process_writes(tmp_path, digits):
 def test_protocol_code_covers_the_exact_libsvm_route():
     # the evaluation of linear_svm runs in fsbench.linear_libsvm: an edit there must mark rows as
     # computed by another protocol, as an edit of fsbench.protocol does
-    from fsbench.selectors import module_digest, protocol_code
+    from fsbench.code_identity import MappedSources, scope_digest
+    from fsbench.selectors import PROTOCOL_SCOPE, protocol_code
 
-    assert module_digest("fsbench.linear_libsvm", "fsbench.linear_libsvm")[:8] in protocol_code()
-    assert protocol_code().startswith(module_digest("fsbench.protocol", "fsbench.protocol"))
+    def texts(edit=None):
+        out = {}
+        for name in ("fsbench", "fsbench.protocol", "fsbench.classifiers", "fsbench.linear_libsvm",
+                     "fsbench.linear_liblinear", "fsbench.fixed_order"):
+            spec = importlib.util.find_spec(name)
+            out[name] = Path(spec.origin).read_text(encoding="utf-8")
+        if edit:
+            out[edit] += "\nEDITED = 1\n"
+        return out
+
+    assert scope_digest("fsbench.protocol", scope=PROTOCOL_SCOPE, sources=MappedSources(texts())) == protocol_code()
+    for module in ("fsbench.linear_libsvm", "fsbench.linear_liblinear", "fsbench.classifiers", "fsbench.fixed_order"):
+        edited = MappedSources(texts(module))
+        assert scope_digest("fsbench.protocol", scope=PROTOCOL_SCOPE, sources=edited) != protocol_code(), module

@@ -13,14 +13,15 @@ import inspect
 import json
 import sys
 
+from fsbench.code_identity import module_digest
 from fsbench.plugins.loading import PluginSpec
 
 __all__ = ["distribution_versions", "plugin_code"]
 
-#: (module, package): the code that turns a plugin's output into a ranking, each module hashed
-#: with the modules of that package it imports (:func:`fsbench.selectors.module_digest`)
-_RANKING_CODE = (("fsbench.plugins.ranking", "fsbench.plugins"),
-                 ("fsbench.selectors.base", "fsbench.selectors.base"))
+#: (module, scope): the code that turns a plugin's output into a ranking, each module hashed with
+#: the modules of its scope it imports (:func:`fsbench.code_identity.module_digest`)
+_RANKING_CODE = (("fsbench.plugins.ranking", ("fsbench.plugins.",)),
+                 ("fsbench.selectors.base", ("fsbench.selectors.base",)))
 
 
 @functools.lru_cache(maxsize=4)
@@ -82,7 +83,7 @@ def plugin_code(spec: PluginSpec) -> str:
       when it is not installed as one (a module on sys.path). For scikit-learn's own classes
       and functions this is scikit-learn's version;
     - the code that computes the ranking from the plugin's output (:data:`_RANKING_CODE`, by
-      :func:`fsbench.selectors.module_digest`, so documentation edits do not count):
+      :func:`fsbench.code_identity.module_digest`, so documentation edits and moves do not count):
       :mod:`fsbench.plugins.ranking` with the modules of :mod:`fsbench.plugins` it imports
       (:mod:`~fsbench.plugins.loading` and :mod:`~fsbench.plugins.parameters`, which create the
       estimator and call it), and :mod:`fsbench.selectors.base`. The probe, the entry points and
@@ -90,8 +91,6 @@ def plugin_code(spec: PluginSpec) -> str:
 
     The rankings cache keys on it, and result rows record it, so a changed plugin is refitted.
     """
-    from fsbench.selectors import module_digest
-
     module = _defining_module(spec)
     versions = distribution_versions(module) or ["unknown"]
     ours = [module_digest(m, package) for m, package in _RANKING_CODE]

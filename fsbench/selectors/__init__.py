@@ -7,101 +7,50 @@ selector is adding a module. ``fsbench selectors`` lists the registry.
 
 from __future__ import annotations
 
-import ast
 import difflib
-import functools
-import hashlib
 import importlib
-import importlib.util
 import inspect
 import pkgutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from fsbench.code_identity import module_digest
 from fsbench.errors import ConfigError
 from fsbench.selectors.base import BaseSelector, describe_constraints, rank_by_scores
 
-__all__ = ["BaseSelector", "SelectorInfo", "get_selector", "make_selector", "module_digest",
+__all__ = ["PROTOCOL_SCOPE", "SELECTOR_SCOPE", "BaseSelector", "SelectorInfo", "get_selector", "make_selector",
            "protocol_code", "rank_by_scores", "register", "registry", "selector_code"]
 
 _REGISTRY: dict[str, type[BaseSelector]] = {}
 _loaded = False
 
 
-def _without_docstrings(tree: ast.Module) -> ast.Module:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-    return tree
-
-
-def _fsbench_imports(tree: ast.Module, within: str) -> set[str]:
-    """The modules of package ``within`` that a module imports (fsbench uses absolute imports)."""
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            # ``from fsbench.selectors import _svm`` imports a module, not a name of the package
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-    return {m for m in found if m.startswith(within + ".") and _module_exists(m)}
-
-
-def _module_exists(name: str) -> bool:
-    parent, _, leaf = name.rpartition(".")
-    package = sys.modules.get(parent) or importlib.import_module(parent)
-    return hasattr(package, "__path__") and any(m.name == leaf for m in pkgutil.iter_modules(package.__path__))
-
-
-@functools.cache
-def module_digest(module: str, within: str = "fsbench") -> str:
-    """The code identity of a module: a hash of its syntax tree and of the modules of ``within`` it
-    imports, transitively; docstrings, comments and layout do not count.
-
-    Two versions of a module whose code is the same but for its documentation get the same digest,
-    so results stay valid across documentation edits and become stale with any change of code.
-    """
-    seen: set[str] = set()
-    trees: dict[str, ast.Module] = {}
-    pending = [module]
-    h = hashlib.sha256()
-    while pending:
-        name = pending.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        trees[name] = ast.parse(Path(importlib.util.find_spec(name).origin).read_text(encoding="utf-8"))
-        pending += sorted(_fsbench_imports(trees[name], within) - seen)
-    for name in sorted(trees):
-        h.update(name.encode())
-        h.update(ast.dump(_without_docstrings(trees[name])).encode())
-    return h.hexdigest()[:16]
+#: the code whose identity a selector's rows carry: the selector modules (not this registry) and
+#: the fixed-order sums some of them call
+SELECTOR_SCOPE = ("fsbench.selectors.", "fsbench.fixed_order")
+#: the code whose identity every row carries as ``protocol_code``: the protocol, the classifiers it
+#: builds, its exact LIBSVM and LIBLINEAR routes and the fixed-order sums they call
+PROTOCOL_SCOPE = ("fsbench.protocol", "fsbench.classifiers", "fsbench.linear_libsvm", "fsbench.linear_liblinear",
+                  "fsbench.fixed_order")
 
 
 def selector_code(name: str) -> str:
-    """The code identity of registered selector ``name``: :func:`module_digest` of the module that
-    defines it, within ``fsbench.selectors`` (its own module, the helpers and base class it
-    imports). It keys the rankings cache and is recorded in every result row."""
+    """The code identity of registered selector ``name``: :func:`fsbench.code_identity.module_digest`
+    of the module that defines it within :data:`SELECTOR_SCOPE` (its own module, and the helpers,
+    base class and fixed-order sums it imports, transitively). It keys the rankings cache and is
+    recorded in every result row; moving a module unchanged keeps it."""
     cls = get_selector(name).cls
     if cls.__module__ not in sys.modules:  # pragma: no cover - registered classes are imported
         importlib.import_module(cls.__module__)
-    return module_digest(cls.__module__, __name__)
+    return module_digest(cls.__module__, SELECTOR_SCOPE)
 
 
 def protocol_code() -> str:
-    """The code identity of the evaluation protocol (fsbench.protocol, the classifiers it builds,
-    fsbench.classifiers, and its exact LIBSVM and LIBLINEAR routes, fsbench.linear_libsvm and
-    fsbench.linear_liblinear), recorded in every row as ``protocol_code``."""
-    return (module_digest("fsbench.protocol", "fsbench.protocol") + module_digest("fsbench.classifiers",
-            "fsbench.classifiers")[:8] + module_digest("fsbench.linear_libsvm", "fsbench.linear_libsvm")[:8]
-            + module_digest("fsbench.linear_liblinear", "fsbench.linear_liblinear")[:8])
+    """The code identity of the evaluation protocol: :func:`fsbench.code_identity.module_digest` of
+    fsbench.protocol within :data:`PROTOCOL_SCOPE`, recorded in every row as ``protocol_code``."""
+    return module_digest("fsbench.protocol", PROTOCOL_SCOPE)
 
 
 def register(name: str) -> Callable[[type[BaseSelector]], type[BaseSelector]]:
