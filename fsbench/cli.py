@@ -63,6 +63,12 @@ _scheduler_option = click.option(
     help="Run the tasks on a Dask cluster: 'local' (or 'local:N') starts N worker processes here, "
          "tcp://HOST:8786 uses a running scheduler (pip install 'fsbench[dask]'). The same rows as without.")
 
+_metric_option = click.option(
+    "--metric", default="accuracy", show_default=True,
+    type=click.Choice(["accuracy", "balanced_accuracy", "macro_f1", "kappa", "mcc"]),
+    help="The score shown, computed from the rows' per-class counts (pooled over the folds of a repetition "
+         "by summing them); every metric but accuracy needs results recorded with those counts.")
+
 _data_dir_option = click.option(
     "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="FSBENCH_DATA",
     help="Folder with the dataset files (default: $FSBENCH_DATA, then the per-user cache).",
@@ -179,23 +185,32 @@ def discard(results_dir: Path, selectors: tuple[str, ...], datasets: tuple[str, 
               help="Write the table to this file instead of printing it.")
 @click.option("--classifier", default=None,
               help="Only this classifier's results (default: every classifier, one table each).")
+@_metric_option
 def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, output: Path | None,
-          classifier: str | None) -> None:
-    """Mean ± std test accuracy per dataset x selector at k selected features.
+          classifier: str | None, metric: str) -> None:
+    """Mean ± std test accuracy (or --metric) per dataset x selector at k selected features.
 
-    With --paper, each cell of the paper's table reads "ours (printed, ours - printed)", with
-    the reproduction rule's verdicts (see results/papers/REPORT.md).
+    A cell marked † includes a classifier fit that did not converge. With --paper, each cell of
+    the paper's table reads "ours (printed, ours - printed)", with the reproduction rule's
+    verdicts (see results/papers/REPORT.md); the papers' tables are of accuracy only.
     """
     from fsbench.report import format_table
     from fsbench.store import load_runs
 
+    if paper is not None and metric != "accuracy":
+        raise FsbenchError(f"The papers' tables print accuracy only, so --paper cannot show {metric}; leave out "
+                           "--metric for the paper's table, or give a RESULTS_DIR without --paper for its "
+                           f"{metric}.")
     if paper is None:
         if results_dir is None:
             raise FsbenchError("Give a RESULTS_DIR (for example results/quickstart) or --paper NAME.")
+        from fsbench.metrics import check_metric
         from fsbench.store import load_failures
 
-        text = format_table(load_runs(results_dir), k, fmt, classifier=classifier,
-                            failures=load_failures(results_dir))
+        runs = load_runs(results_dir)
+        check_metric(runs, metric, source=str(results_dir))
+        text = format_table(runs, k, fmt, classifier=classifier, failures=load_failures(results_dir),
+                            metric=metric)
     else:
         from fsbench.papers import TABLES
         from fsbench.report.paper import compare_table, format_paper_table
@@ -243,15 +258,19 @@ def _check_paper_folder(paper: str, folder: Path, runs: Any, planned: list[str])
 @click.option("--no-bands", is_flag=True, help="Draw the mean curves without their ± 1 sd bands.")
 @click.option("--classifier", default=None,
               help="Only this classifier's curves (default: every classifier, panels of its own each).")
-def plot(results_dir: Path, out: Path | None, no_bands: bool, classifier: str | None) -> None:
-    """Accuracy vs number of selected features: a panel per dataset, a line per selector, light ± 1 sd bands."""
+@_metric_option
+def plot(results_dir: Path, out: Path | None, no_bands: bool, classifier: str | None, metric: str) -> None:
+    """Accuracy (or --metric) vs number of selected features: a panel per dataset, a line per
+    selector, light ± 1 sd bands."""
+    from fsbench.metrics import check_metric
     from fsbench.report import plot_curves
     from fsbench.store import load_runs
 
     runs = load_runs(results_dir)
+    check_metric(runs, metric, source=str(results_dir))
     stem = out or (results_dir if results_dir.is_dir() else results_dir.parent) / "curves"
     for path in plot_curves(runs, stem.with_suffix("") if stem.suffix in (".png", ".pdf") else stem,
-                            bands=not no_bands, classifier=classifier):
+                            bands=not no_bands, classifier=classifier, metric=metric):
         click.echo(f"wrote {path}")
 
 
@@ -279,8 +298,9 @@ def _k_option(ctx: click.Context, param: click.Parameter, value: str | None) -> 
                    "stats/NAME1+NAME2).")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "csv", "latex"]), default="markdown",
               show_default=True, help="Format of the printed summary.")
+@_metric_option
 def stats(results_dirs: tuple[Path, ...], k: int | str | None, classifier: str | None, baseline: str | None,
-          alpha: float, rope: float, out: Path | None, fmt: str) -> None:
+          alpha: float, rope: float, out: Path | None, fmt: str, metric: str) -> None:
     """Statistics over one or more results folders: ranks, tests, stability, cost.
 
     Writes ranks.csv, friedman.csv and cd.png/.pdf (Friedman over the datasets, each averaged
@@ -288,11 +308,12 @@ def stats(results_dirs: tuple[Path, ...], k: int | str | None, classifier: str |
     resampled t-test, Wilcoxon, Bayesian correlated t-test; scope 'across': Wilcoxon over the
     datasets with Holm's correction), stability.csv and stability.png (from rankings.csv.gz),
     cost.csv and pareto.png. Several folders are pooled: their datasets are the blocks.
+    --metric ranks, tests and plots another score than accuracy (--rope in its units).
     """
     from fsbench.report.stats_command import run_stats
 
     result = run_stats(list(results_dirs), k=k, classifier=classifier, baseline=baseline, alpha=alpha, rope=rope,
-                       out=out, fmt=fmt)
+                       out=out, fmt=fmt, metric=metric)
     for note in result.notes:
         click.echo(f"Note: {note}.", err=True)
     click.echo(result.summary, nl=False)

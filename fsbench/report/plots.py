@@ -20,6 +20,9 @@ Results of several classifiers (a ``classifier`` column with several values) get
 panels per classifier, each set starting a row, titled with the dataset and the classifier;
 a selector keeps its style in every set. Nothing is averaged over classifiers; ``classifier``
 plots one classifier's rows only. Results without the column are drawn as they always were.
+
+``metric`` (:data:`fsbench.metrics.METRICS`) draws another metric than accuracy, pooled over
+the folds of a repetition by summing its per-class counts; the y-axis names it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fsbench.metrics import metric_label
 from fsbench.report.tables import classifiers_in, group_keys, per_repeat, select_classifier
 
 #: marker shapes, one per selector position (cycled after twelve); ``*`` is left to the
@@ -47,13 +51,14 @@ DENSE = 20
 PANEL_SIZE = (4.6, 3.6)
 
 
-def curves(runs: pd.DataFrame) -> pd.DataFrame:
+def curves(runs: pd.DataFrame, *, metric: str = "accuracy") -> pd.DataFrame:
     """Mean and std (over repetitions) of accuracy (%) per dataset, selector and k (and
-    classifier, first, when the results record one: never averaged over)."""
-    reps = per_repeat(runs)
+    classifier, first, when the results record one: never averaged over); of ``metric`` (x 100)
+    when given, pooled over folds from the per-class counts."""
+    reps = per_repeat(runs, metric=metric)
     keys = group_keys(reps, "dataset", "selector", "k")
     options = {"dropna": False} if len(keys) == 4 else {}
-    stats = reps.groupby(keys, sort=False, **options)["accuracy"].agg(["mean", "std"]) * 100
+    stats = reps.groupby(keys, sort=False, **options)[metric].agg(["mean", "std"]) * 100
     return stats.reset_index().sort_values(keys, kind="stable")
 
 
@@ -113,11 +118,12 @@ def draw_curve(ax: Any, d: pd.DataFrame, style: Mapping[str, Any], label: str, b
                         linewidth=0, zorder=1)
 
 
-def accuracy_axis(ax: Any, title: str, fontsize: float | None = 10) -> None:
-    """Title, axis labels and grid of an accuracy-vs-number-of-features panel."""
+def accuracy_axis(ax: Any, title: str, fontsize: float | None = 10, *, ylabel: str = "accuracy (%)") -> None:
+    """Title, axis labels and grid of an accuracy-vs-number-of-features panel (``ylabel``: the
+    metric drawn)."""
     ax.set_title(title, **({} if fontsize is None else {"fontsize": fontsize}))
     ax.set_xlabel("number of selected features")
-    ax.set_ylabel("accuracy (%)")
+    ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
 
 
@@ -235,18 +241,20 @@ def save_figure(fig: Any, stem: str | Path) -> list[Path]:
 
 # ----------------------------------------------------------------------------- the curves
 def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = None,
-                bands: bool = True, classifier: str | None = None) -> list[Path]:
+                bands: bool = True, classifier: str | None = None, *, metric: str = "accuracy") -> list[Path]:
     """Write ``<out_stem>.png`` and ``<out_stem>.pdf``; return the paths.
 
     One panel per dataset, one line per selector (styles: :func:`line_styles`), a light
     ± 1 sd band per line unless ``bands`` is False, the legend right of the panels and a
     caption naming the number of repetitions (:func:`spread_captions`). Results of several
-    classifiers: one set of panels per classifier, or ``classifier``'s panels only.
+    classifiers: one set of panels per classifier, or ``classifier``'s panels only. ``metric``:
+    the metric drawn (default accuracy), named on the y-axis.
     """
     runs = select_classifier(runs, classifier)
+    ylabel = metric_label(metric)
     if len(classifiers_in(runs)) > 1:
-        return _plot_per_classifier(runs, out_stem, title, bands)
-    data = curves(runs)
+        return _plot_per_classifier(runs, out_stem, title, bands, metric=metric)
+    data = curves(runs, metric=metric)
     datasets = list(dict.fromkeys(runs["dataset"]))
     selectors = list(dict.fromkeys(runs["selector"]))
     styles = line_styles(selectors)
@@ -260,7 +268,7 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
                 draw_curve(ax, d, styles[sel], sel, bands, i, len(selectors))
         # one panel, or captions that differ: the caption goes under the panel's title
         per_panel = shared is None or len(datasets) == 1
-        accuracy_axis(ax, f"{dataset}\n{captions[dataset]}" if per_panel else dataset)
+        accuracy_axis(ax, f"{dataset}\n{captions[dataset]}" if per_panel else dataset, ylabel=ylabel)
     handles, labels = legend_entries(list(axes.flat)[: len(datasets)])
     figure_legend(fig, handles, labels)
     heading = [t for t in (title if title and datasets != [title] else None,
@@ -270,11 +278,12 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
     return save_figure(fig, out_stem)
 
 
-def _plot_per_classifier(runs: pd.DataFrame, out_stem: str | Path, title: str | None, bands: bool) -> list[Path]:
+def _plot_per_classifier(runs: pd.DataFrame, out_stem: str | Path, title: str | None, bands: bool, *,
+                         metric: str = "accuracy") -> list[Path]:
     """The curves of results with several classifiers: one set of dataset panels per
     classifier, each set starting a row (one dataset: one panel per classifier, three a row)."""
     classifiers = classifiers_in(runs)
-    data = curves(runs)
+    data = curves(runs, metric=metric)
     datasets = list(dict.fromkeys(runs["dataset"]))
     selectors = list(dict.fromkeys(runs["selector"]))
     styles = line_styles(selectors)
@@ -302,7 +311,8 @@ def _plot_per_classifier(runs: pd.DataFrame, out_stem: str | Path, title: str | 
             if not d.empty:
                 draw_curve(ax, d, styles[sel], sel, bands, j, len(selectors))
         name = f"{dataset} · {clf}"
-        accuracy_axis(ax, f"{name}\n{captions[(clf, dataset)]}" if shared is None else name)
+        accuracy_axis(ax, f"{name}\n{captions[(clf, dataset)]}" if shared is None else name,
+                      ylabel=metric_label(metric))
     handles, labels = legend_entries([flat[i] for i in sorted(used)])
     figure_legend(fig, handles, labels)
     heading = [t for t in (title, shared) if t]

@@ -33,6 +33,10 @@ Choices, stated once:
   k row: median and total of ``fit_seconds`` (the selector's final fit with the chosen
   parameters; a tuned selector's grid search is not in it) and ``task_seconds`` (the whole
   task: grid search, final fit and evaluation).
+- **Metric** (``metric``, :data:`fsbench.metrics.METRICS`, default accuracy): the score compared.
+  Where a repetition pools its folds (Friedman blocks, the Pareto points) the metric is computed
+  from the per-class counts summed over the folds; the per-dataset pairwise tests compare each
+  split's (fold's) own metric, as they compare each fold's accuracy.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from fsbench.errors import FsbenchError
+from fsbench.metrics import row_metric
 from fsbench.report.tables import per_repeat
 from fsbench.stats import (
     RECORD_FIELDS,
@@ -148,26 +153,27 @@ class FriedmanTables:
     note: str | None = None
 
 
-def block_scores(runs: pd.DataFrame, k: int | None) -> tuple[pd.DataFrame, str, list[str]]:
-    """(blocks x selectors mean accuracy at ``k`` (None: one block per (dataset, k)), the
-    blocks' name, the selectors left out because some block lacks them). ``runs`` holds common
-    splits (:func:`common_splits`)."""
+def block_scores(runs: pd.DataFrame, k: int | None, *, metric: str = "accuracy") -> tuple[pd.DataFrame, str, list[str]]:
+    """(blocks x selectors mean accuracy (or ``metric``) at ``k`` (None: one block per (dataset,
+    k)), the blocks' name, the selectors left out because some block lacks them). ``runs`` holds
+    common splits (:func:`common_splits`)."""
     blocks = ["dataset"] if k is not None else ["dataset", "k"]
     rows = runs[runs["k"] == k] if k is not None else runs
     kept, dropped = selectors_in_every_block(rows, blocks)
-    reps = per_repeat(rows[rows["selector"].isin(kept)].drop(columns="classifier", errors="ignore"))
+    reps = per_repeat(rows[rows["selector"].isin(kept)].drop(columns="classifier", errors="ignore"), metric=metric)
     try:
-        scores = block_matrix(reps, blocks) if len(reps) else pd.DataFrame()
+        scores = block_matrix(reps, blocks, value=metric) if len(reps) else pd.DataFrame()
     except ValueError as exc:
         raise FsbenchError(f"The results cannot be compared: {exc}") from None
     return scores, "datasets" if k is not None else "(dataset, k) pairs", dropped
 
 
-def ranks_and_friedman(runs: pd.DataFrame, k: int | None, alpha: float = 0.05) -> FriedmanTables:
+def ranks_and_friedman(runs: pd.DataFrame, k: int | None, alpha: float = 0.05, *,
+                       metric: str = "accuracy") -> FriedmanTables:
     """Average ranks and the Friedman test (Iman-Davenport's F, Nemenyi's CD at ``alpha``) of the
     selectors over the blocks at ``k`` (None: (dataset, k) blocks); see the module docstring.
     Two datasets at least (the ks of one dataset are no independent blocks), two selectors."""
-    scores, name, dropped = block_scores(runs, k)
+    scores, name, dropped = block_scores(runs, k, metric=metric)
     n_blocks, n_selectors = scores.shape if scores.size else (0, 0)
     n_datasets = len({b[0] if isinstance(b, tuple) else b for b in scores.index})
     if n_datasets < 2 or n_selectors < 2:
@@ -208,27 +214,29 @@ def _baseline_first(runs: pd.DataFrame, baseline: str | None) -> pd.DataFrame:
 
 
 def pairwise_table(runs: pd.DataFrame, fractions: Mapping[str, tuple[str, float]], *, baseline: str | None = None,
-                   rope: float = ROPE, alpha: float = 0.05) -> pd.DataFrame:
+                   rope: float = ROPE, alpha: float = 0.05, metric: str = "accuracy") -> pd.DataFrame:
     """Every pair of selectors on every dataset and k of ``runs`` (common splits), then across
     datasets per k; columns :data:`PAIRWISE_COLUMNS` (module docstring). ``fractions`` is
-    :func:`split_fractions`; ``rope`` is in accuracy (0.01 = 1 point)."""
+    :func:`split_fractions`; ``rope`` is in accuracy (0.01 = 1 point), or in ``metric``'s units."""
     runs = _baseline_first(_splits(runs).drop(columns="classifier", errors="ignore"), baseline)
+    if metric != "accuracy" and len(runs):
+        runs = runs.assign(**{metric: row_metric(runs, metric)})  # each split's own metric
     rho = {d: f for d, (_, f) in fractions.items()}
-    per_dataset = pairwise_splits(runs, rho, rope=rope) if len(runs) else pd.DataFrame()
+    per_dataset = pairwise_splits(runs, rho, rope=rope, value=metric) if len(runs) else pd.DataFrame()
     if baseline is not None and len(per_dataset):
         per_dataset = per_dataset[per_dataset["selector_a"] == baseline]
     per_dataset = per_dataset.rename(columns={"n_splits": "n"}).assign(scope="dataset")
     if len(per_dataset):
         per_dataset["correction"] = [fractions[str(d)][0] for d in per_dataset["dataset"]]
         per_dataset["significant"] = per_dataset["t_p_value"] < alpha
-    across = [_across(runs, int(k), baseline, alpha) for k in sorted(runs["k"].unique())]
+    across = [_across(runs, int(k), baseline, alpha, metric) for k in sorted(runs["k"].unique())]
     table = pd.concat([per_dataset, *across], ignore_index=True)
     return table.reindex(columns=list(PAIRWISE_COLUMNS))
 
 
-def _across(runs: pd.DataFrame, k: int, baseline: str | None, alpha: float) -> pd.DataFrame:
+def _across(runs: pd.DataFrame, k: int, baseline: str | None, alpha: float, metric: str = "accuracy") -> pd.DataFrame:
     """Wilcoxon signed-rank over the datasets at k, Holm over the pairs (empty below two datasets)."""
-    scores, _, _ = block_scores(runs, k)
+    scores, _, _ = block_scores(runs, k, metric=metric)
     if scores.shape[0] < 2 or scores.shape[1] < 2:
         return pd.DataFrame()
     names = [str(c) for c in scores.columns]
@@ -310,11 +318,12 @@ def cost_table(runs: pd.DataFrame) -> pd.DataFrame:
     return table[list(COST_COLUMNS)]
 
 
-def pareto_points(runs: pd.DataFrame, k: int) -> pd.DataFrame:
+def pareto_points(runs: pd.DataFrame, k: int, *, metric: str = "accuracy") -> pd.DataFrame:
     """Per dataset and selector: mean accuracy at ``k`` over repetitions (a fraction) and the
-    median fit seconds over its tasks (columns :data:`PARETO_COLUMNS`)."""
+    median fit seconds over its tasks (columns :data:`PARETO_COLUMNS`); with ``metric``, its
+    mean (pooled over folds by counts) in the ``accuracy`` column."""
     at_k = runs[runs["k"] == k].drop(columns="classifier", errors="ignore")
-    accuracy = per_repeat(at_k).groupby(["dataset", "selector"], sort=False)["accuracy"].mean()
+    accuracy = per_repeat(at_k, metric=metric).groupby(["dataset", "selector"], sort=False)[metric].mean()
     cost = cost_table(at_k).set_index(["dataset", "selector"])["fit_seconds_median"]
     table = pd.DataFrame({"accuracy": accuracy, "fit_seconds_median": cost}).reset_index()
     table.insert(2, "k", k)

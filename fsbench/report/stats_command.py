@@ -11,6 +11,10 @@ own block. Rankings (``rankings.csv.gz``, for stability) are read when the folde
 without them stability is skipped with a note. A dataset's number of features (which the
 stability estimators need) comes from the dataset registry, or for a user's data file from
 reading it at the path its config.yaml records (skipped with a note when it cannot be read).
+
+``metric`` (:data:`fsbench.metrics.METRICS`, default accuracy) is the score ranked, tested and
+plotted; a metric other than accuracy needs every folder's per-class counts (a folder written
+before fsbench recorded them is refused in one sentence).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import pandas as pd
 import yaml
 
 from fsbench.errors import FsbenchError
+from fsbench.metrics import check_metric, check_metric_name
 from fsbench.report import statistics as S
 from fsbench.report.tables import FORMATS, one_classifier
 from fsbench.stats import ROPE
@@ -101,8 +106,9 @@ def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
         return None
 
 
-def load_inputs(folders: list[Path], classifier: str | None) -> Inputs:
-    """Every folder's runs (of ``classifier``), rankings, protocol and datasets' sizes."""
+def load_inputs(folders: list[Path], classifier: str | None, *, metric: str = "accuracy") -> Inputs:
+    """Every folder's runs (of ``classifier``), rankings, protocol and datasets' sizes; FsbenchError
+    when a folder lacks the per-class counts ``metric`` needs."""
     from fsbench.store import load_runs
 
     if len({f.resolve() for f in folders}) < len(folders):
@@ -114,6 +120,7 @@ def load_inputs(folders: list[Path], classifier: str | None) -> Inputs:
             runs = one_classifier(runs, classifier, "the statistics compare the selectors under one")
         except FsbenchError as exc:
             raise FsbenchError(f"In {folder}: {str(exc)[0].lower()}{str(exc)[1:]}") from None
+        check_metric(runs, metric, source=str(folder))
         loaded.append((folder, runs.drop(columns="classifier", errors="ignore"), read_rankings(folder, runs)))
     seen: dict[str, int] = {}
     for _, runs, _ in loaded:
@@ -202,16 +209,18 @@ def _single_split_notes(compared: pd.DataFrame) -> list[str]:
 # ----------------------------------------------------------------------------- the command
 def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: str | None = None,
               baseline: str | None = None, alpha: float = 0.05, rope: float = ROPE, out: Path | None = None,
-              fmt: str = "markdown") -> Output:
+              fmt: str = "markdown", metric: str = "accuracy") -> Output:
     """Compute every table of ``fsbench stats`` and write them (with the figures) under ``out``.
 
     ``k``: an int, ``"all"`` (a Friedman block per (dataset, k)) or None (:func:`S.default_k`).
+    ``metric``: the score compared (default accuracy).
     """
     from fsbench.report.stats_summary import format_summary, selector_summary
     from fsbench.store import check_writable_folder
 
     check_options(alpha, rope, fmt)
-    inputs = load_inputs(folders, classifier)
+    check_metric_name(metric)
+    inputs = load_inputs(folders, classifier, metric=metric)
     runs, notes = inputs.runs, list(inputs.notes)
     selectors = _check_selectors(runs, baseline)
     if k == "all":
@@ -229,23 +238,25 @@ def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: st
     compared, split_notes = S.common_splits(compared)
     notes += split_notes
     notes += _single_split_notes(compared)
-    friedman = S.ranks_and_friedman(compared, k_table, alpha)
+    friedman = S.ranks_and_friedman(compared, k_table, alpha, metric=metric)
     if friedman.dropped:
         notes.append(f"Left out of the ranks (absent from some {friedman.block_name}): {', '.join(friedman.dropped)}")
     if friedman.note:
         notes.append(friedman.note)
     pairwise = S.pairwise_table(compared, S.split_fractions(compared, inputs.protocols), baseline=baseline,
-                                rope=rope, alpha=alpha)
+                                rope=rope, alpha=alpha, metric=metric)
     stability = None
     if inputs.rankings is not None:
         rankings = inputs.rankings[inputs.rankings["selector"].isin(selectors)]
         stability = S.stability_table(rankings, S.ks_by_dataset(runs), inputs.n_features)
     cost = S.cost_table(runs)
-    points = S.pareto_points(S.common_splits(runs[runs["k"] == at_k])[0], at_k)
+    points = S.pareto_points(S.common_splits(runs[runs["k"] == at_k])[0], at_k, metric=metric)
     summary_table = selector_summary(selectors, friedman, points, stability, cost, pairwise, at_k, baseline)
-    summary = format_summary(summary_table, friedman, pairwise, k_table, at_k, fmt, baseline, classifier, alpha)
+    summary = format_summary(summary_table, friedman, pairwise, k_table, at_k, fmt, baseline, classifier, alpha,
+                             metric=metric)
     at = f"k = {k_table}" if k_table is not None else "every k (descriptive)"
-    written = _write(out, friedman, pairwise, stability, cost, points, selectors, alpha, classifier, runs, at)
+    written = _write(out, friedman, pairwise, stability, cost, points, selectors, alpha, classifier, runs, at,
+                     metric)
     return Output(summary, notes, written)
 
 
@@ -256,18 +267,19 @@ STATS_FILES = ("ranks.csv", "friedman.csv", "cd.png", "cd.pdf", "pairwise.csv", 
 
 def _write(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stability: pd.DataFrame | None,
            cost: pd.DataFrame, points: pd.DataFrame, selectors: list[str], alpha: float,
-           classifier: str | None, runs: pd.DataFrame, at: str) -> list[Path]:
+           classifier: str | None, runs: pd.DataFrame, at: str, metric: str = "accuracy") -> list[Path]:
     """Write the set of files into ``out``, replacing the previous set only once every file is
     written (:func:`fsbench.report.output_set.replace_outputs`): a failure leaves it intact."""
     from fsbench.report.output_set import replace_outputs
 
     return replace_outputs(out, STATS_FILES, lambda folder: _write_files(
-        folder, friedman, pairwise, stability, cost, points, selectors, alpha, classifier, runs, at))
+        folder, friedman, pairwise, stability, cost, points, selectors, alpha, classifier, runs, at, metric))
 
 
 def _write_files(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stability: pd.DataFrame | None,
                  cost: pd.DataFrame, points: pd.DataFrame, selectors: list[str], alpha: float,
-                 classifier: str | None, runs: pd.DataFrame, at: str) -> list[Path]:
+                 classifier: str | None, runs: pd.DataFrame, at: str, metric: str = "accuracy") -> list[Path]:
+    from fsbench.metrics import metric_label
     from fsbench.report.plots import spread_captions
     from fsbench.report.stats_figures import cd_figure, pareto_figure, stability_figure
     from fsbench.store import atomic_write_text
@@ -279,10 +291,12 @@ def _write_files(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, 
         written.append(out / name)
 
     of = f" (classifier {classifier})" if classifier else ""
+    name = metric_label(metric, percent=False)
+    by = "" if metric == "accuracy" else f" by {name}"
     if friedman.ranks is not None and friedman.friedman is not None:
         csv("ranks.csv", friedman.ranks)
         csv("friedman.csv", friedman.friedman)
-        written += cd_figure(friedman, out / "cd", alpha, title=f"Critical difference diagram at {at}{of}")
+        written += cd_figure(friedman, out / "cd", alpha, title=f"Critical difference diagram{by} at {at}{of}")
     csv("pairwise.csv", pairwise)
     if stability is not None:
         csv("stability.csv", stability)
@@ -291,5 +305,6 @@ def _write_files(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, 
     csv("cost.csv", cost)
     captions = set(spread_captions(runs).values())
     splits = captions.pop().split(" over ", 1)[-1] if len(captions) == 1 else None
-    written += pareto_figure(points, out / "pareto", selectors, title=f"Accuracy and cost{of}", n_splits=splits)
+    written += pareto_figure(points, out / "pareto", selectors, title=f"{name[0].upper()}{name[1:]} and cost{of}",
+                             n_splits=splits, metric=metric)
     return written

@@ -77,10 +77,14 @@ def pareto_front(seconds: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
 
 
 def pareto_figure(points: pd.DataFrame, out_stem: str | Path, selectors: Sequence[str] | None = None,
-                  title: str | None = None, n_splits: str | None = None) -> list[Path]:
+                  title: str | None = None, n_splits: str | None = None, *, metric: str = "accuracy") -> list[Path]:
     """Accuracy at k against median selector fit time (log scale): a panel per dataset, a point
     per selector, its label beside it, and the Pareto front (no selector both faster and more
-    accurate) as a grey step line. ``points``: :func:`fsbench.report.statistics.pareto_points`."""
+    accurate) as a grey step line. ``points``: :func:`fsbench.report.statistics.pareto_points`;
+    ``metric``: what its ``accuracy`` column holds, named on the y-axis."""
+    from fsbench.metrics import metric_label
+
+    name, unit = metric_label(metric, percent=False), "x 100" if metric in ("kappa", "mcc") else "%"
     selectors = list(selectors) if selectors is not None else [str(s) for s in dict.fromkeys(points["selector"])]
     styles = line_styles(selectors)
     datasets = [str(d) for d in dict.fromkeys(points["dataset"])]
@@ -104,11 +108,11 @@ def pareto_figure(points: pd.DataFrame, out_stem: str | Path, selectors: Sequenc
         ax.margins(y=0.08)
         ax.set_title(dataset, fontsize=10)
         ax.set_xlabel("median selector fit time (s, log scale)")
-        ax.set_ylabel(f"accuracy at k = {int(d['k'].iloc[0])} (%)")
+        ax.set_ylabel(f"{name} at k = {int(d['k'].iloc[0])} ({unit})")
         ax.grid(alpha=0.3, which="both")
     figure_legend(fig, *legend_entries(list(axes.flat)[: len(datasets)]))
     over = f" over {n_splits}" if n_splits else ""
-    caption = (f"Mean test accuracy{over} against the median time of the selector's final fit (a tuned "
+    caption = (f"Mean test {name}{over} against the median time of the selector's final fit (a tuned "
                "selector's grid search is not included: see task_seconds in cost.csv); grey: the Pareto front.")
     _heading(fig, title, caption)
     fig.canvas.draw()  # the layout, so that labels are placed where they will be drawn

@@ -4,7 +4,8 @@ across-datasets comparisons, as markdown, csv or latex. Pure: tables in, text ou
 Per selector (best average rank first; by accuracy without ranks):
 
 - ``average_rank``: its Friedman average rank (1 = best), empty when it was left out;
-- ``accuracy``: mean over datasets of its mean test accuracy (%) at k;
+- ``accuracy``: mean over datasets of its mean test accuracy (%) at k (or of the metric
+  ``fsbench stats --metric`` names, x 100; the header says which);
 - ``stability``: mean over datasets of Nogueira's stability of its top k (empty without rankings);
 - ``fit_seconds``: median over datasets of its median selector fit time;
 - ``wins``, ``losses``: over the (dataset, other selector) pairs at k, how often the corrected
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from fsbench.metrics import metric_label
 from fsbench.report.statistics import FriedmanTables
 
 SUMMARY_COLUMNS = ("selector", "average_rank", "accuracy", "stability", "fit_seconds", "wins", "losses")
@@ -90,17 +92,19 @@ def _notes(friedman: FriedmanTables, pairwise: pd.DataFrame, k_table: int | None
 
 def format_summary(table: pd.DataFrame, friedman: FriedmanTables, pairwise: pd.DataFrame, k_table: int | None,
                    k: int, fmt: str, baseline: str | None = None, classifier: str | None = None,
-                   alpha: float = 0.05) -> str:
-    """The summary as ``fmt`` (markdown, csv: the table alone, latex), ending with a newline."""
+                   alpha: float = 0.05, *, metric: str = "accuracy") -> str:
+    """The summary as ``fmt`` (markdown, csv: the table alone, latex), ending with a newline;
+    ``metric``: what the ``accuracy`` column holds (csv: the column is named after it)."""
     if fmt == "csv":
-        return table.to_csv(index=False, float_format="%.6g")
+        return table.rename(columns={"accuracy": metric}).to_csv(index=False, float_format="%.6g")
     of = f", classifier {classifier}" if classifier else ""
     vs = f" against {baseline}" if baseline else ""
-    caption = (f"Selectors at k = {k}{of}: average rank (1 = best), mean accuracy over datasets, mean stability "
+    caption = (f"Selectors at k = {k}{of}: average rank (1 = best), mean {metric_label(metric, percent=False)} over "
+               "datasets, mean stability "
                f"(Nogueira), median fit time, and wins / losses{vs} on datasets (corrected resampled t-test, "
                f"alpha = {alpha:g}).")
     table = table[[c for c in table.columns if table[c].notna().any()]]
-    header = [HEADERS[c] for c in table.columns]
+    header = [metric_label(metric) if c == "accuracy" else HEADERS[c] for c in table.columns]
     cells = [[_cell(c, row[c]) for c in table.columns] for _, row in table.iterrows()]
     notes = _notes(friedman, pairwise, k_table, k, baseline, alpha)
     if fmt == "markdown":

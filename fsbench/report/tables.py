@@ -4,6 +4,13 @@ Accuracy of one repetition is pooled over its folds (correct / tested): for a ho
 protocol that is the trial's test accuracy, for k-fold the cross-validated accuracy. The
 table gives the mean and the standard deviation (ddof = 1) over repetitions, in percent.
 
+Other metrics (``metric``: :data:`fsbench.metrics.METRICS`) are pooled the same way: the
+per-class counts of a repetition's folds are summed first and the metric is computed from the
+sums (:func:`fsbench.metrics.pooled_metric`); kappa and MCC are shown x 100. A cell whose rows
+include a classifier fit that did not converge (``diag_classifier_unconverged`` > 0) is marked
+with a trailing ``†`` and a footnote (csv: an ``n_unconverged`` column); results without that
+column mark nothing.
+
 Classifiers: results of a config with several classifiers carry a ``classifier`` column, and
 nothing here ever pools or averages over it: every grouping includes it. A table of such
 results has one block per classifier (csv: one ``classifier`` column), unless ``classifier``
@@ -18,6 +25,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fsbench.errors import FsbenchError
+from fsbench.metrics import check_metric_name, metric_label, pooled_metric, unconverged
 
 FORMATS = ("markdown", "csv", "latex")
 #: the column naming each row's classifier (absent from results of one classifier written before)
@@ -59,19 +67,26 @@ def group_keys(runs: pd.DataFrame, *keys: str) -> list[str]:
     return [CLASSIFIER, *keys] if CLASSIFIER in runs.columns else list(keys)
 
 
-def per_repeat(runs: pd.DataFrame) -> pd.DataFrame:
+def per_repeat(runs: pd.DataFrame, *, metric: str = "accuracy") -> pd.DataFrame:
     """Accuracy per (dataset, selector, k, repeat), pooled over folds; per classifier too when
-    the results record one (a ``classifier`` column first)."""
+    the results record one (a ``classifier`` column first). Another ``metric`` adds its column
+    (named after it), computed from the per-class counts summed over the folds."""
     keys = group_keys(runs, "dataset", "selector", "k", "repeat")
     options = {"dropna": False} if CLASSIFIER in keys else {}
     grouped = runs.groupby(keys, sort=False, **options)[["n_correct", "n_test"]].sum()
     grouped["accuracy"] = grouped["n_correct"] / grouped["n_test"]
+    if metric != "accuracy":
+        grouped[metric] = pooled_metric(runs, keys, metric=metric)
     return grouped.reset_index()
 
 
-def summarize(runs: pd.DataFrame, k: int | None = None, classifier: str | None = None) -> pd.DataFrame:
+def summarize(runs: pd.DataFrame, k: int | None = None, classifier: str | None = None, *,
+              metric: str = "accuracy") -> pd.DataFrame:
     """Mean, std and count of accuracy (%) per dataset x selector at k (default: the largest k),
-    per classifier too when the results record one (of ``classifier`` alone when given)."""
+    per classifier too when the results record one (of ``classifier`` alone when given); of
+    ``metric`` (x 100) instead of accuracy when given. Column ``unconverged``: the classifier fits
+    that did not converge behind the cell (absent when the results do not record them)."""
+    check_metric_name(metric)
     runs = select_classifier(runs, classifier)
     available = sorted(runs["k"].unique())
     if k is None:
@@ -80,11 +95,15 @@ def summarize(runs: pd.DataFrame, k: int | None = None, classifier: str | None =
         raise FsbenchError(
             f"The results have no rows for k = {k}; choose one of {', '.join(map(str, available))}."
         )
-    reps = per_repeat(runs[runs["k"] == k])
+    at_k = runs[runs["k"] == k]
+    reps = per_repeat(at_k, metric=metric)
     keys = group_keys(reps, "dataset", "selector")
     options = {"dropna": False} if CLASSIFIER in keys else {}
-    stats = reps.groupby(keys, sort=False, **options)["accuracy"].agg(["mean", "std", "count"])
+    stats = reps.groupby(keys, sort=False, **options)[metric].agg(["mean", "std", "count"])
     stats[["mean", "std"]] *= 100
+    failed_fits = unconverged(at_k)
+    if failed_fits is not None:
+        stats["unconverged"] = failed_fits.groupby([at_k[key] for key in keys], sort=False, **options).sum()
     stats.attrs["k"] = k
     return stats.reset_index()
 
@@ -110,18 +129,23 @@ def one_classifier(runs: pd.DataFrame, classifier: str | None,
     return runs
 
 
-def accuracy_table(runs: pd.DataFrame, k: int | None = None,
-                   classifier: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def accuracy_table(runs: pd.DataFrame, k: int | None = None, classifier: str | None = None, *,
+                   metric: str = "accuracy") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Wide tables (dataset rows, selector columns) of the mean and of the std at k, of one
-    classifier: ``classifier``, or the only one the results hold (FsbenchError when several)."""
+    classifier: ``classifier``, or the only one the results hold (FsbenchError when several).
+    ``attrs``: k, counts, and unconverged (a wide table, or None without the column)."""
     runs = one_classifier(runs, classifier)
-    stats = summarize(runs, k)
+    stats = summarize(runs, k, metric=metric)
     datasets = list(dict.fromkeys(runs["dataset"]))
     selectors = list(dict.fromkeys(runs["selector"]))
     means = stats.pivot(index="dataset", columns="selector", values="mean").reindex(index=datasets, columns=selectors)
     stds = stats.pivot(index="dataset", columns="selector", values="std").reindex(index=datasets, columns=selectors)
     counts = stats.pivot(index="dataset", columns="selector", values="count").reindex(index=datasets, columns=selectors)
-    means.attrs.update(k=stats.attrs["k"], counts=counts)
+    failed_fits = None
+    if "unconverged" in stats.columns:
+        failed_fits = stats.pivot(index="dataset", columns="selector", values="unconverged").reindex(
+            index=datasets, columns=selectors)
+    means.attrs.update(k=stats.attrs["k"], counts=counts, unconverged=failed_fits)
     return means, stds
 
 
@@ -133,15 +157,24 @@ def failed_cells(failures: pd.DataFrame | None) -> dict[tuple[str, str], int]:
     return {(str(d), str(s)): int(n) for (d, s), n in counts.items()}
 
 
+#: the mark of a cell with a classifier fit that did not converge, and its footnote
+UNCONVERGED_MARK = "†"
+UNCONVERGED_NOTE = ("† some classifier fits behind this cell did not converge (diag_classifier_unconverged > 0 "
+                    "in runs.csv.gz).")
+
+
 def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown",
-                 classifier: str | None = None, failures: pd.DataFrame | None = None) -> str:
+                 classifier: str | None = None, failures: pd.DataFrame | None = None, *,
+                 metric: str = "accuracy") -> str:
     """The mean ± std table at k as markdown (best per row in bold), csv, or latex.
 
     With several classifiers in the results and ``classifier`` None: one table per classifier
     (each with its own best per row), or for csv one table with a ``classifier`` column; with
     ``classifier``: that classifier's rows only. A (dataset, selector) with tasks in ``failures``
     shows as failed, never as a mean over the splits that did not fail (csv: no mean, and the
-    count in ``n_failed``).
+    count in ``n_failed``). ``metric``: the metric shown (x 100), named in the caption (csv:
+    columns ``<metric>_mean``, ``<metric>_std``). A cell with a classifier fit that did not
+    converge gets a trailing ``†`` and the table a footnote (csv: an ``n_unconverged`` column).
     """
     if fmt not in FORMATS:
         raise FsbenchError(f"Unknown table format {fmt!r}; use one of {', '.join(FORMATS)}.")
@@ -149,14 +182,15 @@ def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown"
     known = classifiers_in(runs)
     failed = failed_cells(failures)
     if fmt == "csv":
-        stats = summarize(runs, k)
-        long = stats.rename(columns={"mean": "accuracy_mean", "std": "accuracy_std", "count": "n_repeats"})
+        stats = summarize(runs, k, metric=metric)
+        long = stats.rename(columns={"mean": f"{metric}_mean", "std": f"{metric}_std", "count": "n_repeats",
+                                     "unconverged": "n_unconverged"})
         long.insert(long.columns.get_loc("selector") + 1, "k", stats.attrs["k"])
         if not failed:
             return long.to_csv(index=False, float_format="%.4f")
         cells = list(zip(long["dataset"].astype(str), long["selector"].astype(str), strict=True))
         long["n_failed"] = [failed.get(cell, 0) for cell in cells]
-        long.loc[long["n_failed"] > 0, ["accuracy_mean", "accuracy_std"]] = float("nan")
+        long.loc[long["n_failed"] > 0, [f"{metric}_mean", f"{metric}_std"]] = float("nan")
         missing = [cell for cell in failed if cell not in set(cells)]
         if missing:
             extra = pd.DataFrame({"dataset": [d for d, _ in missing], "selector": [s for _, s in missing],
@@ -164,24 +198,26 @@ def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown"
             long = pd.concat([long, extra], ignore_index=True)
         return long.to_csv(index=False, float_format="%.4f")
     if len(known) <= 1:
-        return _format_wide(runs, k, fmt, known[0] if known else None, several=False, failed=failed)
+        return _format_wide(runs, k, fmt, known[0] if known else None, several=False, failed=failed,
+                            metric=metric)
     k = summarize(runs, k).attrs["k"]  # the same k for every block (an unknown k fails here)
-    blocks = [_format_wide(select_classifier(runs, c), k, fmt, c, several=True, failed=failed) for c in known]
+    blocks = [_format_wide(select_classifier(runs, c), k, fmt, c, several=True, failed=failed, metric=metric)
+              for c in known]
     if fmt == "markdown":
-        caption = (f"Test accuracy (%) with the top {k} features, mean ± std over repetitions, one table per "
-                   "classifier; best per row in bold.")
+        caption = (f"Test {metric_label(metric)} with the top {k} features, mean ± std over repetitions, one "
+                   "table per classifier; best per row in bold.")
         return caption + "\n\n" + "\n".join(blocks)
     return "\n".join(blocks)
 
 
 def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | None, several: bool,
-                 failed: dict[tuple[str, str], int] | None = None) -> str:
+                 failed: dict[tuple[str, str], int] | None = None, metric: str = "accuracy") -> str:
     """One classifier's table (markdown or latex); ``classifier`` None: results without the column.
     Markdown blocks of several classifiers have a heading instead of the caption; a failed cell
     (``failed``) reads "failed (n tasks)" and is never the best."""
     failed = failed or {}
-    means, stds = accuracy_table(runs, k)
-    counts = means.attrs["counts"]
+    means, stds = accuracy_table(runs, k, metric=metric)
+    counts, failed_fits = means.attrs["counts"], means.attrs["unconverged"]
     k = means.attrs["k"]
     datasets = list(dict.fromkeys([*means.index, *(d for d, _ in failed)]))
     selectors = list(dict.fromkeys([*means.columns, *(s for _, s in failed)]))
@@ -191,6 +227,7 @@ def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | 
     best = means.max(axis=1)
     header = ["dataset", *means.columns]
     lines = []
+    marked = False
     for dataset in means.index:
         cells = [str(dataset)]
         for sel in means.columns:
@@ -200,15 +237,19 @@ def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | 
                 text = f"failed ({n} task{'s' if n > 1 else ''})"
             elif text and means.at[dataset, sel] == best[dataset]:
                 text = f"**{text}**" if fmt == "markdown" else rf"\textbf{{{text}}}"
+            if text and (dataset, sel) not in failed and _unconverged_at(failed_fits, dataset, sel):
+                text += UNCONVERGED_MARK if fmt == "markdown" else r"$^\dagger$"
+                marked = True
             cells.append(text)
         lines.append(cells)
     of = f" of classifier {classifier}" if classifier is not None else ""
-    caption = f"Test accuracy (%){of} with the top {k} features, mean ± std over repetitions; best per row in bold."
+    caption = (f"Test {metric_label(metric)}{of} with the top {k} features, mean ± std over repetitions; best per "
+               "row in bold.")
     if fmt == "markdown":
         out = [f"| {' | '.join(header)} |", "|" + "---|" * len(header)]
         out += [f"| {' | '.join(cells)} |" for cells in lines]
         head = f"Classifier {classifier}:" if several else caption
-        return head + "\n\n" + "\n".join(out) + "\n"
+        return head + "\n\n" + "\n".join(out) + "\n" + (f"\n{UNCONVERGED_NOTE}\n" if marked else "")
     def tex(s: str) -> str:
         return s.replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
 
@@ -217,5 +258,17 @@ def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | 
            r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule",
            " & ".join(tex(h) for h in header) + r" \\", r"\midrule"]
     out += [" & ".join([tex(cells[0]), *cells[1:]]) + r" \\" for cells in lines]
-    out += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    out += [r"\bottomrule", r"\end{tabular}"]
+    if marked:
+        note = tex(UNCONVERGED_NOTE.removeprefix(UNCONVERGED_MARK).strip())
+        out.append(r"\par\smallskip{\footnotesize $^\dagger$ " + note + "}")
+    out.append(r"\end{table}")
     return "\n".join(out) + "\n"
+
+
+def _unconverged_at(failed_fits: pd.DataFrame | None, dataset: object, selector: object) -> bool:
+    """Whether the cell's rows include a classifier fit that did not converge."""
+    if failed_fits is None or dataset not in failed_fits.index or selector not in failed_fits.columns:
+        return False
+    value = failed_fits.at[dataset, selector]
+    return bool(pd.notna(value) and value > 0)

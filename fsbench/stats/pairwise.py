@@ -273,14 +273,15 @@ def single_split_groups(runs: pd.DataFrame) -> list[tuple[str, int]]:
 
 
 def pairwise_splits(runs: pd.DataFrame, test_fraction: float | Mapping[str, float] | None = None, *,
-                    rope: float = ROPE, zero_method: str = "zsplit") -> pd.DataFrame:
+                    rope: float = ROPE, zero_method: str = "zsplit", value: str = "accuracy") -> pd.DataFrame:
     """Every pair of selectors compared on every dataset and k over their common splits.
 
     ``runs``: one row per split and selector (fsbench's ``runs.csv.gz`` rows: columns
     ``dataset, selector, k, repeat, accuracy``, with ``fold`` for k-fold protocols, where each
     fold is a split, and ``classifier`` when recorded: never pooled, compared per classifier).
     ``test_fraction`` is rho = n_test / n_total: one number, one per dataset, or None to take
-    the mean of n_test / (n_test + n_train) over each dataset's rows.
+    the mean of n_test / (n_test + n_train) over each dataset's rows. ``value``: the column
+    compared (default ``accuracy``; another metric's per-split values).
 
     One row per (classifier,) dataset, k and pair (a before b in order of appearance):
     ``n_splits, test_fraction, mean_diff`` (a - b), ``t, t_p_value`` (corrected resampled
@@ -290,13 +291,13 @@ def pairwise_splits(runs: pd.DataFrame, test_fraction: float | Mapping[str, floa
     a (split, selector) appears twice, or two selectors of one dataset and k do not share their
     splits.
     """
-    missing = {"dataset", "selector", "k", "repeat", "accuracy"} - set(runs.columns)
+    missing = {"dataset", "selector", "k", "repeat", value} - set(runs.columns)
     if missing:
         raise ValueError(f"The rows lack the column(s) {', '.join(sorted(missing))}.")
     if runs["selector"].nunique() < 2:
         raise ValueError(f"A comparison needs at least two selectors; got {runs['selector'].nunique()}.")
-    if not np.isfinite(runs["accuracy"].to_numpy(dtype=float)).all():
-        raise ValueError("The accuracy column has missing or infinite values.")
+    if not np.isfinite(runs[value].to_numpy(dtype=float)).all():
+        raise ValueError(f"The {value} column has missing or infinite values.")
     split = ["repeat", "fold"] if "fold" in runs.columns else ["repeat"]
     groups = ["classifier", "dataset", "k"] if "classifier" in runs.columns else ["dataset", "k"]
     duplicated = runs.duplicated([*groups, *split, "selector"])
@@ -308,7 +309,7 @@ def pairwise_splits(runs: pd.DataFrame, test_fraction: float | Mapping[str, floa
         key = dict(zip(groups, key, strict=True))
         rho = _split_fractions(rows, test_fraction, str(key["dataset"]))
         selectors = list(dict.fromkeys(rows["selector"]))
-        table = rows.set_index([*split, "selector"])["accuracy"].unstack("selector").reindex(columns=selectors)
+        table = rows.set_index([*split, "selector"])[value].unstack("selector").reindex(columns=selectors)
         incomplete = table.columns[table.isna().any()].tolist()
         if incomplete:
             raise ValueError(f"On dataset {key['dataset']!r}, k = {key['k']}, selector {incomplete[0]!r} lacks "
