@@ -56,11 +56,14 @@ scikit-learn whose internals moved) the route is off and every classifier takes 
 
 What it does not change: the tuning rules (:func:`fsbench.protocol.best_point` chooses C), the
 pooled inner accuracy, the folds, the classes' encoding and order. ConvergenceWarning, which
-``_fit_liblinear`` raises when LIBLINEAR's iteration count reaches ``max_iter``, is silenced by
-the generic route (:func:`fsbench.protocol._accuracy`) and never raised here; the weights are
-the same either way (the warning comes after the solve). (scikit-learn's LIBLINEAR ignores
-``max_iter`` for Crammer-Singer, which stops at its own 100000 iterations; ``LinearSVC`` warns
-all the same, and this route passes ``max_iter`` as it does.) It applies to classifiers that are
+``_fit_liblinear`` raises when LIBLINEAR's iteration count reaches ``max_iter`` (the largest of
+the counts ``train_wrap`` returns, one per one-vs-rest problem, ``>= max_iter``), is never raised
+here: the route counts a fit under exactly that condition as unconverged (:class:`Counts`,
+cached with the counts), where the generic route records the warning
+(:func:`fsbench.protocol._accuracy`); the weights are the same either way (the warning comes
+after the solve). (scikit-learn's LIBLINEAR ignores ``max_iter`` for Crammer-Singer, which stops
+at its own 100000 iterations; ``LinearSVC`` warns all the same when the count it returns reaches
+``max_iter``, and this route passes ``max_iter`` and counts as it does.) It applies to classifiers that are
 exactly ``LinearSVC`` with scikit-learn's defaults but ``C``, ``max_iter``, ``multi_class`` and an
 integer ``random_state`` (:func:`solver_for`), on float64 arrays of finite values and
 classification targets (:func:`data_ok`); everything else takes the generic route, and degenerate
@@ -84,7 +87,17 @@ from sklearn.svm._classes import _validate_dual_parameter
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
-from fsbench.linear_libsvm import _recall, _remember, digest
+from fsbench.linear_libsvm import (
+    Counts,
+    Refit,
+    _recall,
+    _remember,
+    dataset_classes,
+    digest,
+    fit_recording,
+    per_class,
+    refit_of,
+)
 
 #: the parameters that may differ from LinearSVC's defaults (each passed through as fit passes it)
 _FREE = ("C", "max_iter", "multi_class", "random_state")
@@ -178,18 +191,25 @@ class _Labels:
 
 def _fit(A: np.ndarray, labels: _Labels, C: float, solver: Solver, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(coef_, intercept_) of ``LinearSVC.fit`` on the C-ordered float64 block A."""
+    return _train(A, labels, C, solver, seed)[:2]
+
+
+def _train(A: np.ndarray, labels: _Labels, C: float, solver: Solver, seed: int,
+           ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(coef_, intercept_, unconverged) of ``LinearSVC.fit`` on the C-ordered float64 block A;
+    unconverged is ``_fit_liblinear``'s warning condition, ``max(n_iter_) >= max_iter``."""
     intercept_scaling = _EXPECTED["intercept_scaling"]
     dual = _validate_dual_parameter("auto", "squared_hinge", "l2", solver.multi_class, A)
     solver_type = _get_liblinear_solver_type(solver.multi_class, "l2", "squared_hinge", dual)
-    raw_coef, _ = liblinear.train_wrap(A, labels.y_ind, False, solver_type, _EXPECTED["tol"], intercept_scaling,
-                                       C, labels.class_weight, solver.max_iter, seed, 0.1,
-                                       np.ones(A.shape[0], dtype=np.float64))
+    raw_coef, n_iter = liblinear.train_wrap(A, labels.y_ind, False, solver_type, _EXPECTED["tol"], intercept_scaling,
+                                            C, labels.class_weight, solver.max_iter, seed, 0.1,
+                                            np.ones(A.shape[0], dtype=np.float64))
     coef = raw_coef[:, :-1]
     intercept = intercept_scaling * raw_coef[:, -1]
     if solver.multi_class == "crammer_singer" and labels.classes.size == 2:
         coef = (coef[1] - coef[0]).reshape(1, -1)
         intercept = np.array([intercept[1] - intercept[0]])
-    return coef, intercept
+    return coef, intercept, bool(np.max(n_iter) >= solver.max_iter)
 
 
 def _predict(B: np.ndarray, coef: np.ndarray, intercept: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -200,37 +220,43 @@ def _predict(B: np.ndarray, coef: np.ndarray, intercept: np.ndarray, classes: np
     return classes.take(scores.argmax(axis=1), axis=0)
 
 
-def _plain_counts(A: np.ndarray, y_fit: np.ndarray, B: np.ndarray, y_eval: np.ndarray, Cs: Sequence[float],
-                  solver: Solver) -> np.ndarray:
-    """The generic computation (``LinearSVC`` itself), for blocks it refuses or treats specially."""
-    out = np.empty(len(Cs), dtype=np.int64)
-    for j, C in enumerate(Cs):
-        clf = solver.estimator(C)
-        with warnings.catch_warnings():
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(A, y_fit)
-        out[j] = int(np.sum(clf.predict(B) == y_eval))
-    return out
+def _plain_predictions(A: np.ndarray, y_fit: np.ndarray, B: np.ndarray, C: float, solver: Solver,
+                       ) -> tuple[np.ndarray, bool]:
+    """The generic computation (``LinearSVC`` itself), for blocks it refuses or treats specially:
+    the predictions on B and whether the fit warned with ``ConvergenceWarning`` (recorded, not shown)."""
+    clf = solver.estimator(C)
+    unconverged = fit_recording(clf, A, y_fit)
+    return clf.predict(B), unconverged
 
 
 def _counts(A: np.ndarray, y_fit: np.ndarray, B: np.ndarray, y_eval: np.ndarray, Cs: Sequence[float],
-            solver: Solver) -> np.ndarray:
-    """Correct predictions of ``y_eval`` on B by ``LinearSVC(C).fit(A, y_fit)``, for every C.
+            solver: Solver, classes: np.ndarray | None = None) -> Counts:
+    """Correct predictions of ``y_eval`` on B by ``LinearSVC(C).fit(A, y_fit)`` and whether the fit
+    converged, for every C, and the per-class counts over ``classes`` when given (:class:`Counts`).
 
     A must be C-ordered float64 (what ``fit`` makes of its input) and B laid out as the generic
     route's ``predict`` input."""
     labels = _Labels(y_fit)
-    if labels.classes.size < 2 or 0 in A.shape or 0 in B.shape:
-        return _plain_counts(A, y_fit, B, y_eval, Cs, solver)
+    plain = labels.classes.size < 2 or 0 in A.shape or 0 in B.shape
     seed = solver.seed
     liblinear.set_verbosity_wrap(0)  # LIBLINEAR's global switch, which fit sets from verbose (0) every time
     out = np.empty(len(Cs), dtype=np.int64)
+    unconverged = np.zeros(len(Cs), dtype=np.int64)
+    predicted = right = None
+    if classes is not None:
+        predicted = np.empty((len(Cs), classes.size), dtype=np.int64)
+        right = np.empty((len(Cs), classes.size), dtype=np.int64)
     for j, C in enumerate(Cs):
-        coef, intercept = _fit(A, labels, C, solver, seed)
-        out[j] = int(np.sum(_predict(B, coef, intercept, labels.classes) == y_eval))
-    return out
+        if plain:
+            predictions, warned = _plain_predictions(A, y_fit, B, C, solver)
+        else:
+            coef, intercept, warned = _train(A, labels, C, solver, seed)
+            predictions = _predict(B, coef, intercept, labels.classes)
+        out[j] = int(np.sum(predictions == y_eval))
+        unconverged[j] = int(warned)
+        if classes is not None:
+            predicted[j], right[j] = per_class(predictions, y_eval, classes)
+    return Counts(out, unconverged, predicted, right)
 
 
 # ----------------------------------------------------------------------------- the self-check
@@ -273,12 +299,14 @@ def _data_key(X: np.ndarray, y: np.ndarray, Cs: Sequence[float], solver: Solver)
 
 
 def _pooled(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]], cols: np.ndarray,
-            Cs: Sequence[float], solver: Solver, data_key: bytes) -> np.ndarray:
-    """Correct validation predictions summed over ``folds`` for every C (each fold's counts cached).
+            Cs: Sequence[float], solver: Solver, data_key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Correct validation predictions and unconverged fits summed over ``folds`` for every C (each
+    fold's counts cached).
 
     A fold's blocks are sliced once, as the generic route slices them (``X[np.ix_(rows, cols)]``,
     C-ordered), and serve every C."""
     correct = np.zeros(len(Cs), dtype=np.int64)
+    unconverged = np.zeros(len(Cs), dtype=np.int64)
     for fit, val in folds:
         key = digest(data_key, fit, val, cols)
         found = _recall(key)
@@ -286,8 +314,9 @@ def _pooled(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.n
             A = np.ascontiguousarray(X[np.ix_(fit, cols)], dtype=np.float64)  # what fit's validate_data makes
             found = _counts(A, y[fit], X[np.ix_(val, cols)], y[val], Cs, solver)
             _remember(key, found)
-        correct += found
-    return correct
+        correct += found.correct
+        unconverged += found.unconverged
+    return correct, unconverged
 
 
 def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -307,30 +336,37 @@ def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray,
     for members in groups.values():
         ranking = np.asarray(rankings[members[0]])
         for i, k in enumerate(ks):
-            out[i] += _pooled(X, y, [folds[f] for f in members], ranking[:k], Cs, solver, data_key)
+            out[i] += _pooled(X, y, [folds[f] for f in members], ranking[:k], Cs, solver, data_key)[0]
     return out
 
 
 def evaluate(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
              ranking: np.ndarray, ks: Sequence[int], folds: Sequence[tuple[np.ndarray, np.ndarray]],
-             Cs: Sequence[float], solver: Solver, choose: Callable[[np.ndarray], int],
-             ) -> tuple[np.ndarray, list[int], list[int]]:
+             Cs: Sequence[float], solver: Solver, choose: Callable[[np.ndarray], int], *,
+             classes: np.ndarray | None = None) -> tuple[np.ndarray, list[int], list[Refit]]:
     """One ranking's evaluation: for every k, the inner-CV accuracy of every C (pooled correct / total
     over ``folds``; none without folds), the index ``choose`` picks from that row (0 without folds),
-    and the correct test predictions of its refit on the whole training part.
+    and its refit on the whole training part scored on the test part.
 
-    Each fold's blocks are sliced once per k and serve every C.
+    Each fold's blocks are sliced once per k and serve every C. Returns (accuracy grid, chosen
+    indices, one :class:`fsbench.linear_libsvm.Refit` per k: correct test predictions, per-class
+    counts over ``classes`` (default: the classes of ``y_train`` and ``y_test`` together) and
+    unconverged fits of that k, inner and refit).
     """
     y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    classes = dataset_classes(y_train, y_test) if classes is None else np.asarray(classes)
     total = sum(val.size for _, val in folds)
     inner_key = _data_key(X_train, y_train, Cs, solver)
-    test_key = digest("liblinear-test", X_train, y_train, X_test, y_test, solver)
+    test_key = digest("liblinear-test", X_train, y_train, X_test, y_test, solver, classes)
     grid = np.zeros((len(ks), len(Cs)))
-    chosen, counts = [], []
+    chosen, refits = [], []
     for i, k in enumerate(ks):
         cols = np.asarray(ranking)[:k]
+        inner_unconverged = 0
         if folds:
-            grid[i] = _pooled(X_train, y_train, folds, cols, Cs, solver, inner_key) / total
+            correct, unconverged = _pooled(X_train, y_train, folds, cols, Cs, solver, inner_key)
+            grid[i] = correct / total
+            inner_unconverged = int(unconverged.sum())
             j = choose(grid[i])
         else:
             j = 0
@@ -341,7 +377,7 @@ def evaluate(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_tes
             # the generic route fits on X_train[:, cols] (made C-ordered by validate_data) and predicts
             # on X_test[:, cols] (Fortran-ordered): the same arrays here
             A = np.ascontiguousarray(X_train[:, cols], dtype=np.float64)
-            found = _counts(A, y_train, X_test[:, cols], y_test, [float(Cs[j])], solver)
+            found = _counts(A, y_train, X_test[:, cols], y_test, [float(Cs[j])], solver, classes)
             _remember(key, found)
-        counts.append(int(found[0]))
-    return grid, chosen, counts
+        refits.append(refit_of(found, inner_unconverged))
+    return grid, chosen, refits

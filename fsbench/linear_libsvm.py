@@ -16,7 +16,19 @@ the same numbers (every prediction, hence every count, chosen C and inner accura
   the ranking's first k features and the solver's parameters: a ranking evaluated twice (a tuned
   selector's grid points that rank a fold alike, a tuned selector whose final fit equals a
   fixed-parameter selector's) is evaluated once. A cached count is the count the computation
-  gives, so rows do not depend on n_jobs or on the order tasks run in.
+  gives, so rows do not depend on n_jobs or on the order tasks run in. An inner fold's entry
+  keeps, per C, the correct predictions and whether the fit converged; a refit's entry keeps
+  also, per class, how many test samples were predicted as it and how many of those were right
+  (:class:`Counts`), so a cached row carries the same per-class counts and convergence as a
+  computed one.
+
+Convergence. ``SVC.fit`` warns ("Solver terminated early", a ``ConvergenceWarning``) exactly
+when LIBSVM's fit status is 1, which LIBSVM sets only when a solve stops at ``max_iter``
+iterations; with ``max_iter=-1`` (scikit-learn's default, and the built-in ``linear_svm``'s) the
+limit is off, the status is always 0 and no fit counts as unconverged. A configured
+``max_iter`` (a parameter this route passes on) can end a solve early: such a fit counts as
+unconverged here, as ``SVC.fit`` would warn. The route reads the status LIBSVM returns, never
+the warning.
 
 Which kernel values. LIBSVM's ``kernel="linear"`` takes ``K(x, z)`` from BLAS ``ddot``, whose
 kernel OpenBLAS chooses per CPU: the Haswell kernel sums a vector shorter than 16 in order, the
@@ -46,6 +58,7 @@ other classifier takes the generic route.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -103,14 +116,80 @@ def solver_for(estimators: Sequence[Any]) -> tuple[Solver, list[float]] | None:
     return (solvers.pop(), Cs) if len(solvers) == 1 else None
 
 
+# ----------------------------------------------------------------------------- what a fit gives
+@dataclass(frozen=True, eq=False)
+class Counts:
+    """What fitting once per C and predicting the evaluated rows gives.
+
+    ``correct[j]``: correct predictions at the j-th C; ``unconverged[j]``: 1 when that fit did
+    not converge (the condition under which the estimator's ``fit`` warns with
+    ``ConvergenceWarning``), else 0. Given the classes, also per C and class (in the order of
+    ``classes``): ``predicted[j, c]``, the evaluated rows predicted as class c, and
+    ``right[j, c]``, those of them that are of class c; else None.
+    """
+
+    correct: np.ndarray
+    unconverged: np.ndarray
+    predicted: np.ndarray | None = None
+    right: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Refit:
+    """One k's final step: the refit's correct test predictions (``n_correct``), per class (in the
+    dataset's order) the test samples predicted as it (``predicted``) and the right ones among
+    them (``correct``), and ``unconverged``, how many fits of that k did not converge: the inner-CV
+    fits of every fold and grid point, and the refit."""
+
+    n_correct: int
+    predicted: tuple[int, ...]
+    correct: tuple[int, ...]
+    unconverged: int
+
+
+def per_class(predictions: np.ndarray, truth: np.ndarray, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per class of ``classes`` (sorted, as ``np.unique`` gives them): how many ``predictions`` are
+    that class, and how many of those equal ``truth`` (the confusion matrix's column sums and
+    diagonal). A prediction that is none of the classes is an error."""
+    predictions, truth = np.asarray(predictions), np.asarray(truth)
+    c = classes.size
+    where = np.minimum(np.searchsorted(classes, predictions), c - 1)
+    known = classes[where] == predictions
+    if not known.all():
+        raise ValueError(f"the classifier predicted {predictions[~known][0]!r}, which is not a class of the data")
+    hits = predictions == truth
+    return (np.bincount(where, minlength=c).astype(np.int64),
+            np.bincount(where[hits], minlength=c).astype(np.int64))
+
+
+def fit_recording(estimator: Any, X: np.ndarray, y: np.ndarray) -> bool:
+    """``estimator.fit(X, y)``; whether it warned with ``ConvergenceWarning``. Those warnings are
+    recorded (every one, not once per place) and kept off the console; any other warning is
+    issued again as it would have been."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        estimator.fit(X, y)
+    unconverged = False
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            unconverged = True
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return unconverged
+
+
 # ----------------------------------------------------------------------------- LIBSVM calls
 def _counts(train: np.ndarray, y_train: np.ndarray, evaluate: np.ndarray, y_evaluate: np.ndarray,
-            Cs: Sequence[float], solver: Solver) -> np.ndarray:
-    """Correct predictions of ``y_evaluate`` for every C. ``train`` and ``evaluate`` are kernel
-    blocks (training rows x training rows, evaluated rows x training rows); LIBSVM gets the
-    arguments ``SVC(kernel="precomputed")`` gives it."""
-    classes, y_code = np.unique(y_train, return_inverse=True)
-    if classes.size < 2:  # SVC's own error
+            Cs: Sequence[float], solver: Solver, classes: np.ndarray | None = None) -> Counts:
+    """Correct predictions of ``y_evaluate`` and convergence for every C, and the per-class counts
+    when ``classes`` is given (:class:`Counts`). ``train`` and ``evaluate`` are kernel blocks
+    (training rows x training rows, evaluated rows x training rows); LIBSVM gets the arguments
+    ``SVC(kernel="precomputed")`` gives it. A fit is unconverged when LIBSVM's status is 1
+    (``SVC.fit``'s ``_warn_from_fit_status``)."""
+    labels, y_code = np.unique(y_train, return_inverse=True)
+    if labels.size < 2:  # SVC's own error
         SVC(kernel="linear").fit(np.zeros((y_train.size, 1)), y_train)
     y_code = y_code.astype(np.float64)
     train = np.ascontiguousarray(train, dtype=np.float64)
@@ -118,18 +197,27 @@ def _counts(train: np.ndarray, y_train: np.ndarray, evaluate: np.ndarray, y_eval
     if not (np.isfinite(train).all() and np.isfinite(evaluate).all()):  # SVC refuses them too
         raise ValueError("Input X contains NaN or infinity.")
     out = np.empty(len(Cs), dtype=np.int64)
+    unconverged = np.zeros(len(Cs), dtype=np.int64)
+    predicted = right = None
+    if classes is not None:
+        predicted = np.empty((len(Cs), classes.size), dtype=np.int64)
+        right = np.empty((len(Cs), classes.size), dtype=np.int64)
     libsvm.set_verbosity_wrap(0)
     for j, C in enumerate(Cs):
         model = libsvm.fit(train, y_code, svm_type=0, sample_weight=np.empty(0),
-                           class_weight=np.ones(classes.size), kernel="precomputed", C=C, nu=0.5, probability=0,
+                           class_weight=np.ones(labels.size), kernel="precomputed", C=C, nu=0.5, probability=0,
                            degree=3, shrinking=solver.shrinking, tol=solver.tol, cache_size=solver.cache_size,
                            coef0=0.0, gamma=0.0, epsilon=0.1, max_iter=solver.max_iter, random_seed=0)
-        support, support_vectors, n_support, dual_coef, intercept, prob_a, prob_b = model[:7]
+        support, support_vectors, n_support, dual_coef, intercept, prob_a, prob_b, fit_status = model[:8]
         codes = libsvm.predict(evaluate, support, support_vectors, n_support, dual_coef, intercept, prob_a,
                                prob_b, svm_type=0, kernel="precomputed", degree=3, coef0=0.0, gamma=0.0,
                                cache_size=solver.cache_size)
-        out[j] = int(np.sum(classes[codes.astype(np.intp)] == y_evaluate))
-    return out
+        predictions = labels[codes.astype(np.intp)]
+        out[j] = int(np.sum(predictions == y_evaluate))
+        unconverged[j] = int(fit_status == 1)
+        if classes is not None:
+            predicted[j], right[j] = per_class(predictions, y_evaluate, classes)
+    return Counts(out, unconverged, predicted, right)
 
 
 # ----------------------------------------------------------------------------- cache
@@ -151,13 +239,13 @@ def digest(*parts: Any) -> bytes:
     return h.digest()
 
 
-def _remember(key: bytes, value: np.ndarray) -> None:
+def _remember(key: bytes, value: Any) -> None:
     _CACHE[key] = value
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
 
 
-def _recall(key: bytes) -> np.ndarray | None:
+def _recall(key: bytes) -> Any:
     value = _CACHE.get(key)
     if value is not None:
         _CACHE.move_to_end(key)
@@ -217,17 +305,22 @@ def _data_key(X: np.ndarray, y: np.ndarray, Cs: Sequence[float], solver: Solver)
 
 
 def _pooled(y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]], columns: _Columns, cols: np.ndarray,
-            Cs: Sequence[float], solver: Solver, data_key: bytes) -> np.ndarray:
-    """Correct validation predictions summed over ``folds``, for every C (each fold's cached)."""
+            Cs: Sequence[float], solver: Solver, data_key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Correct validation predictions and unconverged fits summed over ``folds``, for every C
+    (each fold's cached)."""
     correct = np.zeros(len(Cs), dtype=np.int64)
+    unconverged = np.zeros(len(Cs), dtype=np.int64)
     for fit, val in folds:
-        correct += fold_counts(y, fit, val, columns, Cs, solver, digest(data_key, fit, val, cols))
-    return correct
+        found = fold_counts(y, fit, val, columns, Cs, solver, digest(data_key, fit, val, cols))
+        correct += found.correct
+        unconverged += found.unconverged
+    return correct, unconverged
 
 
 def fold_counts(y: np.ndarray, fit: np.ndarray, val: np.ndarray, columns: _Columns,
-                Cs: Sequence[float], solver: Solver, key: bytes) -> np.ndarray:
-    """Correct validation predictions of one inner fold for every C (cached under ``key``)."""
+                Cs: Sequence[float], solver: Solver, key: bytes) -> Counts:
+    """Correct validation predictions and convergence of one inner fold for every C (cached under
+    ``key``)."""
     found = _recall(key)
     if found is None:
         K = columns.K
@@ -236,14 +329,26 @@ def fold_counts(y: np.ndarray, fit: np.ndarray, val: np.ndarray, columns: _Colum
     return found
 
 
-def refit_count(y_train: np.ndarray, y_test: np.ndarray, columns: _Columns, C: float, solver: Solver,
-                key: bytes) -> int:
-    """Correct test predictions of the refit on the whole training part (cached under ``key``)."""
+def refit_counts(y_train: np.ndarray, y_test: np.ndarray, columns: _Columns, C: float, solver: Solver,
+                 key: bytes, classes: np.ndarray) -> Counts:
+    """The refit on the whole training part: its correct test predictions, convergence and
+    per-class counts over ``classes`` (cached under ``key``, which must cover ``classes``)."""
     found = _recall(key)
     if found is None:
-        found = _counts(columns.K, y_train, columns.K_test, y_test, [C], solver)
+        found = _counts(columns.K, y_train, columns.K_test, y_test, [C], solver, classes)
         _remember(key, found)
-    return int(found[0])
+    return found
+
+
+def dataset_classes(y_train: np.ndarray, y_test: np.ndarray) -> np.ndarray:
+    """The classes of a split's two parts together, sorted (fsbench's labels 0..c-1: all c of them)."""
+    return np.unique(np.concatenate([np.asarray(y_train).ravel(), np.asarray(y_test).ravel()]))
+
+
+def refit_of(found: Counts, inner_unconverged: int) -> Refit:
+    """A k's :class:`Refit` from its refit's counts (one C) and its inner fits' unconverged count."""
+    return Refit(int(found.correct[0]), tuple(int(v) for v in found.predicted[0]),
+                 tuple(int(v) for v in found.right[0]), int(inner_unconverged) + int(found.unconverged[0]))
 
 
 def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -267,41 +372,48 @@ def inner_counts(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray,
         for i, k in enumerate(ks):
             cols = ranking[:k]
             columns = _Columns(X, cols, previous=columns)
-            out[i] += _pooled(y, [folds[f] for f in members], columns, cols, Cs, solver, data_key)
+            out[i] += _pooled(y, [folds[f] for f in members], columns, cols, Cs, solver, data_key)[0]
             columns.forget_previous()
     return out
 
 
 def evaluate(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
              ranking: np.ndarray, ks: Sequence[int], folds: Sequence[tuple[np.ndarray, np.ndarray]],
-             Cs: Sequence[float], solver: Solver, choose: Callable[[np.ndarray], int],
-             ) -> tuple[np.ndarray, list[int], list[int]]:
+             Cs: Sequence[float], solver: Solver, choose: Callable[[np.ndarray], int], *,
+             classes: np.ndarray | None = None) -> tuple[np.ndarray, list[int], list[Refit]]:
     """One ranking's evaluation: for every k, the inner-CV accuracy of every C (pooled correct /
     total over ``folds``; none without folds), the index ``choose`` picks from that row (0
-    without folds), and the correct test predictions of its refit on the whole training part.
+    without folds), and its refit on the whole training part scored on the test part.
 
     One kernel matrix per k serves every fold, every C and the refit. Returns (accuracy grid,
-    chosen indices, test counts); the grid is what :func:`inner_counts` / total gives.
+    chosen indices, one :class:`Refit` per k: correct test predictions, per-class counts over
+    ``classes`` (default: the classes of ``y_train`` and ``y_test`` together) and unconverged
+    fits of that k, inner and refit); the grid is what :func:`inner_counts` / total gives.
     """
     X_train = np.asarray(X_train, dtype=np.float64)
     X_test = np.asarray(X_test, dtype=np.float64)
     y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    classes = dataset_classes(y_train, y_test) if classes is None else np.asarray(classes)
     total = sum(val.size for _, val in folds)
     inner_key = _data_key(X_train, y_train, Cs, solver)
-    test_key = digest(X_train, y_train, X_test, y_test, solver)
+    test_key = digest(X_train, y_train, X_test, y_test, solver, classes)
     grid = np.zeros((len(ks), len(Cs)))
-    chosen, counts = [], []
+    chosen, refits = [], []
     columns = None
     for i, k in enumerate(ks):
         cols = np.asarray(ranking)[:k]
         columns = _Columns(X_train, cols, X_test, previous=columns)
+        inner_unconverged = 0
         if folds:
-            grid[i] = _pooled(y_train, folds, columns, cols, Cs, solver, inner_key) / total
+            correct, unconverged = _pooled(y_train, folds, columns, cols, Cs, solver, inner_key)
+            grid[i] = correct / total
+            inner_unconverged = int(unconverged.sum())
             j = choose(grid[i])
         else:
             j = 0
         chosen.append(j)
-        counts.append(refit_count(y_train, y_test, columns, float(Cs[j]), solver,
-                                  digest(test_key, cols, float(Cs[j]))))
+        found = refit_counts(y_train, y_test, columns, float(Cs[j]), solver,
+                             digest(test_key, cols, float(Cs[j])), classes)
+        refits.append(refit_of(found, inner_unconverged))
         columns.forget_previous()
-    return grid, chosen, counts
+    return grid, chosen, refits

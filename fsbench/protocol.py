@@ -59,6 +59,20 @@ estimator without a C parameter, e.g. ``knn`` and ``random_forest``), ``inner_ac
 :func:`evaluate_classifiers` also ``classifier`` (the spec's label) and ``classifier_params``
 (JSON of the parameters the config sets for the classifier: its fixed ``params`` and the chosen
 grid point, keys sorted; see :func:`fsbench.classifiers.chosen_params`).
+
+Every row also counts, per class, in the order of the dataset's classes (the labels of the
+training and test parts together, sorted: fsbench's 0..c-1, every one of the c classes, a class
+never predicted included with 0), the refit's test predictions: ``class_support`` (the test
+samples of the class), ``class_predicted`` (the test samples predicted as it) and
+``class_correct`` (those of them that are right), each a ``;``-separated list of c integers
+(``14;7;14;15``), so that their sums are ``n_test``, ``n_test`` and ``n_correct``; and
+``diag_classifier_unconverged``, how many of the row's classifier fits did not converge: the
+inner-CV fits of every fold and grid point at that k, and the refit. A fit is unconverged when scikit-learn's ``fit`` warns with
+``ConvergenceWarning``: the generic route records the warning (kept off the console); the
+LIBLINEAR route counts a fit whose iteration count reaches ``max_iter``, the condition under
+which ``LinearSVC.fit`` warns; the LIBSVM route reads LIBSVM's fit status, which is never
+set with ``max_iter=-1`` (the built-in's), so that route counts 0 unless a ``max_iter`` is
+configured. Fits that tune a selector's grid are not counted.
 """
 
 from __future__ import annotations
@@ -78,6 +92,7 @@ from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_cla
 from fsbench.errors import FsbenchError
 from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
 from fsbench.fixed_order import column_sums
+from fsbench.linear_libsvm import Counts, Refit, dataset_classes, fit_recording, per_class
 
 
 def derive_seed(*parts: Any) -> int:
@@ -174,15 +189,37 @@ def inner_folds(y_train: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.n
     return list(skf.split(np.zeros(y_train.size), y_train))
 
 
-def _accuracy(clf: ClassifierMixin, X_fit, y_fit, X_eval, y_eval) -> tuple[int, int]:
-    import warnings
+def _accuracy(clf: ClassifierMixin, X_fit, y_fit, X_eval, y_eval, *, classes: np.ndarray | None = None,
+              ) -> Counts:
+    """The generic route's one fit and prediction: correct predictions of ``y_eval``, whether the fit
+    warned with ``ConvergenceWarning`` (recorded, kept off the console), and the per-class counts over
+    ``classes`` when given (:class:`fsbench.linear_libsvm.Counts` of one grid point)."""
+    unconverged = fit_recording(clf, X_fit, y_fit)
+    predictions = clf.predict(X_eval)
+    predicted = right = None
+    if classes is not None:
+        predicted, right = (v[None, :] for v in per_class(predictions, y_eval, classes))
+    return Counts(np.array([np.sum(predictions == y_eval)], dtype=np.int64),
+                  np.array([int(unconverged)], dtype=np.int64), predicted, right)
 
-    from sklearn.exceptions import ConvergenceWarning
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        clf.fit(X_fit, y_fit)
-    return int(np.sum(clf.predict(X_eval) == y_eval)), y_eval.size
+def _generic_grid(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray, np.ndarray]],
+                  rankings: Sequence[np.ndarray], ks: Sequence[int], spec: ClassifierSpec, seed: int,
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The generic route's inner CV: correct validation predictions pooled over the folds and the
+    number of unconverged fits, each of shape (len(ks), number of grid points)."""
+    points = spec.grid_points()
+    correct = np.zeros((len(ks), len(points)), dtype=np.int64)
+    unconverged = np.zeros((len(ks), len(points)), dtype=np.int64)
+    for (fit, val), ranking in zip(folds, rankings, strict=True):
+        for i, k in enumerate(ks):
+            cols = ranking[:k]
+            X_fit, X_val = X[np.ix_(fit, cols)], X[np.ix_(val, cols)]
+            for j, point in enumerate(points):
+                found = _accuracy(make_classifier(spec, point, seed), X_fit, y[fit], X_val, y[val])
+                correct[i, j] += found.correct[0]
+                unconverged[i, j] += found.unconverged[0]
+    return correct, unconverged
 
 
 def _liblinear_route(estimators: Sequence[Any], y: np.ndarray, *Xs: np.ndarray,
@@ -227,14 +264,7 @@ def cv_accuracy_grid(
     if fast_linear is not None:
         linear_solver, Cs = fast_linear
         return linear_liblinear.inner_counts(X, y, folds, rankings, ks, Cs, linear_solver) / total
-    correct = np.zeros((len(ks), len(points)))
-    for (fit, val), ranking in zip(folds, rankings, strict=True):
-        for i, k in enumerate(ks):
-            cols = ranking[:k]
-            X_fit, X_val = X[np.ix_(fit, cols)], X[np.ix_(val, cols)]
-            for j, point in enumerate(points):
-                correct[i, j] += _accuracy(make_classifier(spec, point, seed), X_fit, y[fit], X_val, y[val])[0]
-    return correct / total
+    return _generic_grid(X, y, folds, rankings, ks, spec, seed)[0] / total
 
 
 def best_C(accuracy_row: np.ndarray, Cs: Sequence[float]) -> float:
@@ -273,34 +303,53 @@ def _evaluate_one(
 ) -> list[dict[str, Any]]:
     points = spec.grid_points()
     folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-C")) if spec.tuned else []
+    classes = dataset_classes(y_train, y_test)  # every class of the dataset: both parts hold each one
+    support = per_class(np.asarray(y_test), np.asarray(y_test), classes)[0]
     estimators = [make_classifier(spec, point, seed) for point in points]
     fast = linear_libsvm.solver_for(estimators)
     fast_linear = _liblinear_route(estimators, y_train, X_train, X_test) if fast is None else None
     if fast is not None:  # the same numbers as below, one kernel matrix per k (fsbench.linear_libsvm)
         solver, Cs = fast
-        grid, picked, counts = linear_libsvm.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
-                                                      solver, lambda row: best_point(row, spec))
+        grid, picked, refits = linear_libsvm.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
+                                                      solver, lambda row: best_point(row, spec), classes=classes)
         chosen = [points[j] for j in picked]
     elif fast_linear is not None:  # the same numbers as below, LIBLINEAR called directly (fsbench.linear_liblinear)
         linear_solver, Cs = fast_linear
-        grid, picked, counts = linear_liblinear.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
-                                                         linear_solver, lambda row: best_point(row, spec))
+        grid, picked, refits = linear_liblinear.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
+                                                         linear_solver, lambda row: best_point(row, spec),
+                                                         classes=classes)
         chosen = [points[j] for j in picked]
     else:
+        inner_unconverged = np.zeros(len(ks), dtype=np.int64)
         if spec.tuned:
-            grid = cv_accuracy_grid(X_train, y_train, folds, [ranking] * len(folds), ks, spec, seed)
+            correct, unconverged = _generic_grid(X_train, y_train, folds, [ranking] * len(folds), ks, spec, seed)
+            grid = correct / sum(val.size for _, val in folds)
+            inner_unconverged = unconverged.sum(axis=1)
         chosen = [points[best_point(grid[i], spec)] if spec.tuned else points[0] for i in range(len(ks))]
-        counts = [_accuracy(make_classifier(spec, point, seed), X_train[:, ranking[:k]], y_train,
-                            X_test[:, ranking[:k]], y_test)[0] for point, k in zip(chosen, ks, strict=True)]
+        refits = []
+        for i, (point, k) in enumerate(zip(chosen, ks, strict=True)):
+            found = _accuracy(make_classifier(spec, point, seed), X_train[:, ranking[:k]], y_train,
+                              X_test[:, ranking[:k]], y_test, classes=classes)
+            refits.append(Refit(int(found.correct[0]), tuple(int(v) for v in found.predicted[0]),
+                                tuple(int(v) for v in found.right[0]),
+                                int(inner_unconverged[i]) + int(found.unconverged[0])))
     classifiers = [make_classifier(spec, point, seed) for point in chosen]
     rows = []
     for i, k in enumerate(ks):
-        n_correct, n_test = counts[i], y_test.size
-        rows.append({"classifier": spec.label, "k": int(k), "accuracy": n_correct / n_test,
-                     "n_correct": n_correct, "n_test": n_test, "C": _C_of(classifiers[i]),
+        refit, n_test = refits[i], y_test.size
+        rows.append({"classifier": spec.label, "k": int(k), "accuracy": refit.n_correct / n_test,
+                     "n_correct": refit.n_correct, "n_test": n_test,
+                     "class_support": _joined(support), "class_predicted": _joined(refit.predicted),
+                     "class_correct": _joined(refit.correct), "C": _C_of(classifiers[i]),
                      "inner_accuracy": float(grid[i].max()) if spec.tuned else float("nan"),
-                     "classifier_params": chosen_params(spec, chosen[i])})
+                     "classifier_params": chosen_params(spec, chosen[i]),
+                     "diag_classifier_unconverged": refit.unconverged})
     return rows
+
+
+def _joined(counts: Sequence[int] | np.ndarray) -> str:
+    """Per-class counts as a row stores them: ``;``-separated integers."""
+    return ";".join(str(int(v)) for v in counts)
 
 
 def refit_count(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
@@ -314,14 +363,19 @@ def refit_count(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_
     fast = linear_libsvm.solver_for(estimators)
     if fast is not None:
         solver, Cs = fast
-        return int(linear_libsvm.evaluate(X_train, y_train, X_test, y_test, columns, [columns.size], [], Cs,
-                                          solver, lambda row: 0)[2][0])
+        return linear_libsvm.evaluate(X_train, y_train, X_test, y_test, columns, [columns.size], [], Cs,
+                                      solver, lambda row: 0)[2][0].n_correct
     fast_linear = _liblinear_route(estimators, y_train, X_train, X_test)
     if fast_linear is not None:
         linear_solver, Cs = fast_linear
-        return int(linear_liblinear.evaluate(X_train, y_train, X_test, y_test, columns, [columns.size], [], Cs,
-                                             linear_solver, lambda row: 0)[2][0])
-    return _accuracy(estimators[0], X_train[:, columns], y_train, X_test[:, columns], y_test)[0]
+        return linear_liblinear.evaluate(X_train, y_train, X_test, y_test, columns, [columns.size], [], Cs,
+                                         linear_solver, lambda row: 0)[2][0].n_correct
+    return int(_accuracy(estimators[0], X_train[:, columns], y_train, X_test[:, columns], y_test).correct[0])
+
+
+#: the keys of :func:`evaluate_ranking`'s rows, in this order
+ROW_KEYS = ("k", "accuracy", "n_correct", "n_test", "class_support", "class_predicted", "class_correct", "C",
+            "inner_accuracy", "diag_classifier_unconverged")
 
 
 def evaluate_ranking(
@@ -337,12 +391,12 @@ def evaluate_ranking(
 ) -> list[dict[str, Any]]:
     """Test accuracy of one classifier on the top-k features, for every k (its grid tuned per k).
 
-    Rows hold k, accuracy, n_correct, n_test, C and inner_accuracy, as before several
-    classifiers existed; :func:`evaluate_classifiers` adds the classifier's label and params.
+    Rows hold k, accuracy, n_correct, n_test, the per-class counts (class_support,
+    class_predicted, class_correct), C, inner_accuracy and diag_classifier_unconverged (see the
+    module's docstring); :func:`evaluate_classifiers` adds the classifier's label and params.
     """
     rows = _evaluate_one(X_train, y_train, X_test, y_test, ranking, ks, as_spec(cfg), n_inner_folds, seed)
-    return [{key: row[key] for key in ("k", "accuracy", "n_correct", "n_test", "C", "inner_accuracy")}
-            for row in rows]
+    return [{key: row[key] for key in ROW_KEYS} for row in rows]
 
 
 def evaluate_classifiers(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 from conftest import separable_problem
-from sklearn.metrics import accuracy_score
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, confusion_matrix
 from sklearn.model_selection import cross_val_predict
 from sklearn.svm import SVC, LinearSVC
 
@@ -162,12 +164,21 @@ def test_the_single_svm_rows_are_the_plain_scikit_learn_computation(name, backen
     expected = []
     for k in ks:
         cols = ranking[:k]
-        inner = [np.sum(cross_val_predict(build(c), X[train][:, cols], y[train], cv=folds) == y[train]) / train.size
-                 for c in C]
-        chosen = min(c for c, a in zip(C, inner, strict=True) if a == max(inner)) if len(C) > 1 else C[0]
-        n_correct = int(np.sum(build(chosen).fit(X[train][:, cols], y[train]).predict(X[test][:, cols]) == y[test]))
+        with warnings.catch_warnings(record=True) as caught:  # each of these fits warns at most once
+            warnings.simplefilter("always", ConvergenceWarning)
+            inner = [np.sum(cross_val_predict(build(c), X[train][:, cols], y[train], cv=folds) == y[train])
+                     / train.size for c in C] if len(C) > 1 else []
+            chosen = min(c for c, a in zip(C, inner, strict=True) if a == max(inner)) if len(C) > 1 else C[0]
+            predicted = build(chosen).fit(X[train][:, cols], y[train]).predict(X[test][:, cols])
+        n_correct = int(np.sum(predicted == y[test]))
+        m = confusion_matrix(y[test], predicted, labels=[0, 1, 2])
         expected.append({"k": k, "accuracy": n_correct / test.size, "n_correct": n_correct, "n_test": test.size,
-                         "C": chosen, "inner_accuracy": max(inner) if len(C) > 1 else float("nan")})
+                         "class_support": ";".join(map(str, m.sum(axis=1))),
+                         "class_predicted": ";".join(map(str, m.sum(axis=0))),
+                         "class_correct": ";".join(map(str, np.diag(m))),
+                         "C": chosen, "inner_accuracy": max(inner) if len(C) > 1 else float("nan"),
+                         "diag_classifier_unconverged": sum(issubclass(w.category, ConvergenceWarning)
+                                                            for w in caught)})
     rows = evaluate_ranking(X[train], y[train], X[test], y[test], ranking, ks, cfg, 3, seed)
     assert json.dumps(rows) == json.dumps(expected)
     assert all(type(r["C"]) is float for r in rows)
