@@ -7,7 +7,8 @@ every grouping, filter and comparison by name (resume's checks, tables, plots) w
 confuse its rows. Label columns are therefore read verbatim (no value is missing there); every
 other column keeps pandas' default missing values, which is how fsbench writes a missing number
 (an empty cell) and what the rows written before read as. Text columns that could look like
-numbers (a hex digest starting ``1e10``, a version ``1.0``) are read as strings too.
+numbers (a hex digest starting ``1e10``, a version ``1.0``) are read as strings too, and so are
+the per-class counts (``14;7;14;15``), which are lists, not numbers.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pandas as pd
 LABEL_COLUMNS = ("experiment", "dataset", "selector", "method", "classifier")
 #: text columns where an empty cell is missing but a value is never a number
 TEXT_COLUMNS = ("fingerprint", "code", "protocol_code", "params", "classifier_params", "fsbench_version",
-                "rows_digest", "error")
+                "rows_digest", "error", "class_support", "class_predicted", "class_correct")
 #: pandas' default missing-value spellings (pandas.read_csv's documentation), kept for non-label columns
 DEFAULT_NA = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
               "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")

@@ -69,11 +69,11 @@ ROW_KEY = [*TASK_KEY, "k"]
 #: the columns of rankings.csv.gz, in this order; its rows are sorted by all but ``feature``
 RANKING_COLUMNS = [*TASK_KEY, "position", "feature"]
 
-#: column order of runs.csv.gz (selector diagnostics, if any, follow)
+#: column order of runs.csv.gz (the other columns, diagnostics ``diag_*`` among them, follow sorted by name)
 COLUMNS = [
     "experiment", "dataset", "repeat", "fold", "selector", "method", "classifier", "k", "accuracy",
-    "n_correct", "n_test", "n_train", "C", "classifier_params", "inner_accuracy", "params", "fit_seconds",
-    "task_seconds",
+    "n_correct", "n_test", "class_support", "class_predicted", "class_correct", "n_train", "C",
+    "classifier_params", "inner_accuracy", "params", "fit_seconds", "task_seconds",
     "n_iter", "standardize", "select_on", "seed", "split_seed", "fingerprint", "fsbench_version", "code",
     "protocol_code",
 ]
