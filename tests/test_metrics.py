@@ -427,3 +427,69 @@ def test_default_metric_leaves_the_table_unchanged(made) -> None:
     cells = markdown_cells(plain.output)
     for (dataset, selector), (mean, _) in expected_cells(kept, "accuracy", 10).items():
         assert cells[(dataset, selector)].strip("*†").startswith(f"{mean:.2f} ±")
+
+
+# ----------------------------------------------------------------------------- a real run
+RUN_CONFIG = """\
+name: metrics-run
+seed: 3
+datasets: [digits]
+preprocessing: {standardize: train}
+protocol: {kind: kfold, n_splits: 3, n_repeats: 2}
+inner_cv: {n_splits: 3}
+selectors: [fisher, random]
+classifier: {name: linear_svm, C: 0.01}
+n_features: [6, 12]
+n_jobs: 1
+"""
+
+
+def test_a_run_s_metrics_equal_scikit_learn_on_predictions_recomputed_here(tmp_path, monkeypatch) -> None:
+    """Run a small 2 x 3-fold experiment on the digits, then for every row of one selector and k
+    refit SVC(kernel="linear") here on the row's split (fsbench.protocol.outer_splits), its
+    top-k features (rankings.csv.gz), data standardized with numpy on the training part: the
+    metrics of ``fsbench table --metric`` (pooled over each repetition's folds) and of
+    :func:`row_metric` (per fold) equal scikit-learn's on those predictions."""
+    from sklearn.datasets import load_digits
+    from sklearn.svm import SVC
+
+    from fsbench.config import load_experiment
+    from fsbench.protocol import outer_splits
+
+    monkeypatch.setenv("FSBENCH_CACHE", str(tmp_path / "cache"))
+    config, out = tmp_path / "run.yaml", tmp_path / "res"
+    config.write_text(RUN_CONFIG)
+    result = invoke("run", str(config), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    runs = pd.read_csv(out / "runs.csv.gz")
+    rankings = pd.read_csv(out / "rankings.csv.gz")
+    assert {"class_support", "class_predicted", "class_correct", "diag_classifier_unconverged"} <= set(runs.columns)
+    experiment = load_experiment(config)
+    X, y = load_digits(return_X_y=True)
+    splits = {(s.repeat, s.fold): s for s in outer_splits(y, experiment.protocol, experiment.seed, "digits")}
+    selector, k = "fisher", 12
+    mine = runs[(runs["selector"] == selector) & (runs["k"] == k)].sort_values(["repeat", "fold"])
+    assert len(mine) == 6
+    recomputed = {}
+    for row in mine.itertuples():
+        split = splits[(row.repeat, row.fold)]
+        ranked = rankings[(rankings["repeat"] == row.repeat) & (rankings["fold"] == row.fold)
+                          & (rankings["selector"] == selector)].sort_values("position")
+        features = ranked["feature"].to_numpy()[:k]
+        train, test = X[split.train].astype(float), X[split.test].astype(float)
+        mean, std = train.mean(axis=0), train.std(axis=0)
+        std[std == 0] = 1.0
+        train, test = (train - mean) / std, (test - mean) / std
+        clf = SVC(kernel="linear", C=float(row.C)).fit(train[:, features], y[split.train])
+        recomputed[(row.repeat, row.fold)] = (y[split.test], clf.predict(test[:, features]))
+    for metric in METRICS:
+        per_fold = row_metric(mine, metric).to_numpy()
+        expected = [sk_metric(metric, *recomputed[(r.repeat, r.fold)]) for r in mine.itertuples()]
+        np.testing.assert_allclose(per_fold, expected, rtol=0, atol=1e-12, err_msg=metric)
+        result = invoke("table", str(out), "--metric", metric, "--k", str(k), "--format", "csv")
+        assert result.exit_code == 0, result.output
+        table = pd.read_csv(__import__("io").StringIO(result.output)).set_index("selector")
+        pooled = [sk_metric(metric, *(np.concatenate(parts) for parts in zip(
+            *(recomputed[(repeat, fold)] for fold in range(3)), strict=True))) for repeat in range(2)]
+        assert table.at[selector, f"{metric}_mean"] == pytest.approx(100 * np.mean(pooled), abs=1e-4)
+        assert table.at[selector, f"{metric}_std"] == pytest.approx(100 * np.std(pooled, ddof=1), abs=1e-4)
