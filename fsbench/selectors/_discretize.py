@@ -279,9 +279,9 @@ class DiscretizingSelector(BaseSelector):
 
     _parameter_constraints: dict = {**BaseSelector._parameter_constraints, **DISCRETIZATION_CONSTRAINTS}
 
-    def __init__(self, n_features_to_select: int = 10, discretize: str = "mean_std",
+    def __init__(self, *, n_features_to_select: int = 10, discretize: str = "mean_std",
                  std_factor: float = 1.0, n_bins: int = 3):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select=n_features_to_select)
         self.discretize = discretize
         self.std_factor = std_factor
         self.n_bins = n_bins

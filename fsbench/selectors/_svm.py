@@ -584,6 +584,7 @@ class ReweightedSVM(BaseSelector):
 
     def __init__(
         self,
+        *,
         n_features_to_select: int = 10,
         C: float = 1.0,
         loss: str = "ovr",
@@ -593,7 +594,7 @@ class ReweightedSVM(BaseSelector):
         inner_tol: float = 1e-8,
         solver: str = "auto",
     ):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select=n_features_to_select)
         self.C = C
         self.loss = loss
         self.fit_intercept = fit_intercept

@@ -192,7 +192,7 @@ class BaseSelector(SelectorMixin, BaseEstimator):
         "n_features_to_select": [count(1)],
     }
 
-    def __init__(self, n_features_to_select: int = 10):
+    def __init__(self, *, n_features_to_select: int = 10):
         self.n_features_to_select = n_features_to_select
 
     def check_params(self) -> None:

@@ -42,6 +42,7 @@ class CrammerSingerSVM(BaseSelector):
 
     def __init__(
         self,
+        *,
         n_features_to_select: int = 10,
         C: float = 1.0,
         fit_intercept: bool = True,
@@ -49,7 +50,7 @@ class CrammerSingerSVM(BaseSelector):
         max_iter: int = 2000,
         solver: str = "auto",
     ):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select=n_features_to_select)
         self.C = C
         self.fit_intercept = fit_intercept
         self.tol = tol

@@ -497,10 +497,10 @@ class DSOFS(BaseSelector):
         "zero_tol": [real(0, 1e-3, "right"), None],
     }
 
-    def __init__(self, n_features_to_select: int = 10, p: float = 1.0, solver: str = "alternating",
+    def __init__(self, *, n_features_to_select: int = 10, p: float = 1.0, solver: str = "alternating",
                  penalize_bias: bool = True, tol: float = 1e-6, max_iter: int = 300,
                  zero_tol: float | None = None):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select=n_features_to_select)
         self.p = p
         self.solver = solver
         self.penalize_bias = penalize_bias

@@ -164,6 +164,7 @@ class L1SVM(BaseSelector):
 
     def __init__(
         self,
+        *,
         n_features_to_select: int = 10,
         C: float = 1.0,
         tol: float = 1e-6,
@@ -172,7 +173,7 @@ class L1SVM(BaseSelector):
         path_steps: int = 6,
         full_path: bool = False,
     ):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select=n_features_to_select)
         self.C = C
         self.tol = tol
         self.max_iter = max_iter

@@ -96,10 +96,10 @@ class MRMR(BaseSelector):
         "miq_eps": [real(0, 1, "right")],
     }
 
-    def __init__(self, n_features_to_select: int = 10, criterion: str = "mid", n_ranked: int = 100,
+    def __init__(self, *, n_features_to_select: int = 10, criterion: str = "mid", n_ranked: int = 100,
                  discretize: str = "mean_std", std_factor: float = 1.0, n_bins: int = 3,
                  pool_size: int | None = None, miq_eps: float = 1e-4):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select=n_features_to_select)
         self.criterion = criterion
         self.n_ranked = n_ranked
         self.discretize = discretize

@@ -22,8 +22,9 @@ class RandomRanking(BaseSelector):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, n_features_to_select: int = 10, random_state=None):
-        super().__init__(n_features_to_select)
+    def __init__(self, *, n_features_to_select: int = 10,
+                 random_state: int | np.random.RandomState | None = None):
+        super().__init__(n_features_to_select=n_features_to_select)
         self.random_state = random_state
 
     def _fit(self, X, y, classes):

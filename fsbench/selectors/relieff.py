@@ -194,9 +194,10 @@ class ReliefF(BaseSelector):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, n_features_to_select: int = 10, n_neighbors: int = 10, n_samples: int | None = None,
-                 discrete_threshold: int = 0, miss_weighting: str = "prior", random_state=None):
-        super().__init__(n_features_to_select)
+    def __init__(self, *, n_features_to_select: int = 10, n_neighbors: int = 10, n_samples: int | None = None,
+                 discrete_threshold: int = 0, miss_weighting: str = "prior",
+                 random_state: int | np.random.RandomState | None = None):
+        super().__init__(n_features_to_select=n_features_to_select)
         self.n_neighbors = n_neighbors
         self.n_samples = n_samples
         self.discrete_threshold = discrete_threshold

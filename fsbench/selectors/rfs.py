@@ -348,10 +348,10 @@ class RFS(BaseSelector):
         "form": [StrOptions({"auto", "samples", "features"})],
     }
 
-    def __init__(self, n_features_to_select: int = 10, gamma: float = 1.0,
+    def __init__(self, *, n_features_to_select: int = 10, gamma: float = 1.0,
                  label_coding: str = "onehot", fit_intercept: bool = False, stop: str = "gap",
                  tol: float = 1e-7, max_iter: int = 50_000, form: str = "auto"):
-        super().__init__(n_features_to_select)
+        super().__init__(n_features_to_select=n_features_to_select)
         self.gamma = gamma
         self.label_coding = label_coding
         self.fit_intercept = fit_intercept

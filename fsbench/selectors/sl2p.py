@@ -80,6 +80,7 @@ class SL2P(ReweightedSVM):
 
     def __init__(
         self,
+        *,
         n_features_to_select: int = 10,
         p: float = 2.0,
         C: float = 1.0,
@@ -91,7 +92,10 @@ class SL2P(ReweightedSVM):
         inner_tol: float = 1e-8,
         solver: str = "auto",
     ):
-        super().__init__(n_features_to_select, C, loss, fit_intercept, tol, max_iter, inner_tol, solver)
+        super().__init__(
+            n_features_to_select=n_features_to_select, C=C, loss=loss, fit_intercept=fit_intercept,
+            tol=tol, max_iter=max_iter, inner_tol=inner_tol, solver=solver,
+        )
         self.p = p
         self.C_scale = C_scale
 
@@ -163,6 +167,7 @@ class SL21(SL2P):
 
     def __init__(
         self,
+        *,
         n_features_to_select: int = 10,
         C: float = 1.0,
         C_scale: float = 0.5,
@@ -175,6 +180,6 @@ class SL21(SL2P):
     ):
         # p is fixed at 1 and is not a parameter of this class
         super().__init__(
-            n_features_to_select, 1.0, C, C_scale, loss, fit_intercept, tol, max_iter, inner_tol,
-            solver,
+            n_features_to_select=n_features_to_select, p=1.0, C=C, C_scale=C_scale, loss=loss,
+            fit_intercept=fit_intercept, tol=tol, max_iter=max_iter, inner_tol=inner_tol, solver=solver,
         )

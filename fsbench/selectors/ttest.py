@@ -63,8 +63,8 @@ class TTest(BaseSelector):
         "equal_var": ["boolean"],
     }
 
-    def __init__(self, n_features_to_select: int = 10, equal_var: bool = False):
-        super().__init__(n_features_to_select)
+    def __init__(self, *, n_features_to_select: int = 10, equal_var: bool = False):
+        super().__init__(n_features_to_select=n_features_to_select)
         self.equal_var = equal_var
 
     def _fit(self, X, y, classes):
