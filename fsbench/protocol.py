@@ -67,12 +67,12 @@ samples of the class), ``class_predicted`` (the test samples predicted as it) an
 ``class_correct`` (those of them that are right), each a ``;``-separated list of c integers
 (``14;7;14;15``), so that their sums are ``n_test``, ``n_test`` and ``n_correct``; and
 ``diag_classifier_unconverged``, how many of the row's classifier fits did not converge: the
-inner-CV fits of every fold and grid point at that k, and the refit. A fit is unconverged when scikit-learn's ``fit`` warns with
-``ConvergenceWarning``: the generic route records the warning (kept off the console); the
-LIBLINEAR route counts a fit whose iteration count reaches ``max_iter``, the condition under
-which ``LinearSVC.fit`` warns; the LIBSVM route reads LIBSVM's fit status, which is never
-set with ``max_iter=-1`` (the built-in's), so that route counts 0 unless a ``max_iter`` is
-configured. Fits that tune a selector's grid are not counted.
+inner-CV fits of every fold and grid point at that k, and the refit. A fit is unconverged when
+scikit-learn's ``fit`` warns with ``ConvergenceWarning``: the generic route records the warning
+(kept off the console); the LIBLINEAR route counts a fit whose iteration count reaches
+``max_iter``, the condition under which ``LinearSVC.fit`` warns; the LIBSVM route reads LIBSVM's
+fit status, which is never set with ``max_iter=-1`` (the built-in's), so that route counts 0
+unless a ``max_iter`` is configured. Fits that tune a selector's grid are not counted.
 """
 
 from __future__ import annotations
