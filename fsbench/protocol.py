@@ -81,7 +81,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -90,9 +90,11 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from fsbench import linear_liblinear, linear_libsvm
 from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
 from fsbench.errors import FsbenchError
-from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
 from fsbench.fixed_order import column_sums
 from fsbench.linear_libsvm import Counts, Refit, dataset_classes, fit_recording, per_class
+
+if TYPE_CHECKING:  # the configuration layer sits above the protocol: its types only annotate
+    from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
 
 
 def derive_seed(*parts: Any) -> int:
@@ -443,7 +445,7 @@ def tune_selector(
     training rows and returns its ranking. Returns the chosen point and every point's score.
     Points are scored with the classifier ``cfg``; given several, with the first.
     """
-    spec = as_spec(cfg) if isinstance(cfg, ClassifierSpec | ClassifierConfig) else as_spec(cfg[0])
+    spec = as_spec(cfg[0]) if isinstance(cfg, list | tuple) else as_spec(cfg)
     folds = inner_folds(y_train, n_inner_folds, derive_seed(seed, "inner-selector"))
     scores = []
     for point in grid_points:
