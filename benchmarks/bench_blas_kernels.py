@@ -31,10 +31,10 @@ import json, sys
 from pathlib import Path
 from numpy import __version__ as npv
 from threadpoolctl import threadpool_info
-from fsbench.config import load_experiment
-from fsbench.runner import run_experiment
-from fsbench.store import load_runs
-from fsbench.workflows.check import CHECK_SUBSETS, as_read_back, compare_rows, subset_experiment
+from fsbench.configuration.parse import load_experiment
+from fsbench.engine.runner import run_experiment
+from fsbench.storage import load_runs
+from fsbench.papers.check import CHECK_SUBSETS, as_read_back, compare_rows, subset_experiment
 
 paper, config, out = sys.argv[1], sys.argv[2], sys.argv[3]
 datasets, repeats = CHECK_SUBSETS[paper]

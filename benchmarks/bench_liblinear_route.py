@@ -10,8 +10,8 @@ training part), both sides compute, on the same inner folds, with the same seed 
 - the best C per k (highest pooled accuracy, ties to the smallest C), refitted on the whole
   training part and scored on the test part.
 
-fsbench: ``fsbench.protocol.evaluate_classifiers`` with the crammer_singer spec of the config, whose
-route is ``fsbench.linear_liblinear`` (the counts cache emptied before each run). scikit-learn: the
+fsbench: ``fsbench.evaluation.protocol.evaluate_classifiers`` with the crammer_singer spec of the config, whose
+route is ``fsbench.evaluation.linear_liblinear`` (the counts cache emptied before each run). scikit-learn: the
 loop below, ``LinearSVC(...).fit(...).predict(...)`` (ConvergenceWarning silenced once around the
 loop). A row is one k; it is identical when the test accuracy, the chosen C and the inner accuracy
 are equal (as floats). Both run alternately, five times each (the best time of each is kept).
@@ -47,12 +47,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
-from fsbench import linear_liblinear, linear_libsvm
-from fsbench.classifiers import classifier_spec
-from fsbench.config import load_experiment
+from fsbench.configuration.experiment import ProtocolConfig
+from fsbench.configuration.parse import load_experiment
 from fsbench.datasets import load
-from fsbench.experiment import ProtocolConfig
-from fsbench.protocol import derive_seed, evaluate_classifiers, inner_folds, outer_splits, standardize
+from fsbench.evaluation import linear_liblinear, linear_libsvm
+from fsbench.evaluation.classifiers import classifier_spec
+from fsbench.evaluation.protocol import derive_seed, evaluate_classifiers, inner_folds, outer_splits, standardize
 from fsbench.selectors import make_selector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -79,8 +79,8 @@ def problem(name: str, data_dir: str | None):
     X_train, X_test = standardize(ds.X, split.train, split.test, "global")
     y_train, y_test = ds.y[split.train], ds.y[split.test]
     ranking = make_selector("fisher").fit(X_train, y_train).ranking_
-    seed = derive_seed(SEED, "evaluate", name, split.repeat, split.fold)  # as fsbench.tasks derives it
-    folds = inner_folds(y_train, N_INNER, derive_seed(seed, "inner-C"))  # as fsbench.protocol derives them
+    seed = derive_seed(SEED, "evaluate", name, split.repeat, split.fold)  # as fsbench.engine.tasks derives it
+    folds = inner_folds(y_train, N_INNER, derive_seed(seed, "inner-C"))  # as fsbench.evaluation.protocol derives them
     return X_train, y_train, X_test, y_test, ranking, folds, seed
 
 

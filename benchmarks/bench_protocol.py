@@ -9,8 +9,8 @@ training samples; k = 10, 20, ..., 100; C in 1e-4, ..., 1e2):
 - the best C per k (highest pooled accuracy, ties to the smallest C), refitted on the whole
   training part and scored on the test part.
 
-fsbench: ``fsbench.protocol.evaluate_ranking`` with the built-in ``linear_svm`` (LIBSVM), whose
-fast route is ``fsbench.linear_libsvm`` (its counts cache emptied first). scikit-learn: the loop
+fsbench: ``fsbench.evaluation.protocol.evaluate_ranking`` with the built-in ``linear_svm`` (LIBSVM), whose
+fast route is ``fsbench.evaluation.linear_libsvm`` (its counts cache emptied first). scikit-learn: the loop
 below, ``SVC(kernel="linear", C=C).fit(...).predict(...)``. A row is one k; it is identical when
 the test accuracy, the chosen C and the inner accuracy are equal (as floats). fsbench's kernel is
 the ordered sum of fsbench.fixed_order, SVC's is BLAS ``ddot``: they agree bit for bit where ``ddot``
@@ -47,11 +47,11 @@ import sklearn
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from fsbench import linear_libsvm
-from fsbench.config import ClassifierConfig
+from fsbench.configuration.experiment import ProtocolConfig
+from fsbench.configuration.parse import ClassifierConfig
 from fsbench.datasets import load
-from fsbench.experiment import ProtocolConfig
-from fsbench.protocol import derive_seed, evaluate_ranking, inner_folds, outer_splits, standardize
+from fsbench.evaluation import linear_libsvm
+from fsbench.evaluation.protocol import derive_seed, evaluate_ranking, inner_folds, outer_splits, standardize
 from fsbench.selectors import make_selector
 
 DATASETS = ("semeion", "umist", "ar", "glioma", "isolet")
@@ -68,7 +68,7 @@ def problem(name: str, data_dir: str | None):
     X_train, X_test = standardize(ds.X, split.train, split.test, "global")
     y_train, y_test = ds.y[split.train], ds.y[split.test]
     ranking = make_selector("fisher").fit(X_train, y_train).ranking_
-    seed = derive_seed(SEED, "evaluate", name, split.repeat, split.fold)  # as fsbench.runner derives it
+    seed = derive_seed(SEED, "evaluate", name, split.repeat, split.fold)  # as fsbench.engine.runner derives it
     n_folds = 3 if y_train.size < 200 else 8
     folds = inner_folds(y_train, n_folds, derive_seed(seed, "inner-C"))
     return X_train, y_train, X_test, y_test, ranking, folds, seed

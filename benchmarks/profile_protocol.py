@@ -102,7 +102,7 @@ def committed_tasks() -> pd.DataFrame:
         frames.append(t.drop(columns="n_tasks"))
     tasks = pd.concat(frames, ignore_index=True)
     tuned = {}
-    from fsbench.config import load_experiment
+    from fsbench.configuration.parse import load_experiment
 
     for config in tasks.config.unique():
         exp = load_experiment(config_path(config))
@@ -187,9 +187,9 @@ def _wrap(module: Any, attr: str, make: Callable[[Callable[..., Any]], Callable[
 @contextlib.contextmanager
 def instrumented(clock: PhaseClock) -> Iterator[None]:
     """The runner's phases timed, by wrapping the functions it calls (restored on exit)."""
-    import fsbench.protocol as protocol
-    import fsbench.runner as runner
-    import fsbench.tasks as tasks
+    import fsbench.engine.runner as runner
+    import fsbench.engine.tasks as tasks
+    import fsbench.evaluation.protocol as protocol
 
     undo: list[tuple[Any, str, Any]] = []
 
@@ -224,12 +224,13 @@ def instrumented(clock: PhaseClock) -> Iterator[None]:
     for module in (runner, tasks):
         _wrap(module, "fit_selector", fit, undo)
     _wrap(protocol, "cv_accuracy_grid", grid, undo)
-    with contextlib.suppress(ImportError):  # the fast route's inner folds (fsbench.linear_libsvm)
-        import fsbench.linear_libsvm as fast
+    with contextlib.suppress(ImportError):  # the fast route's inner folds (fsbench.evaluation.linear_libsvm)
+        import fsbench.evaluation.linear_libsvm as fast
 
         _wrap(fast, "fold_counts", grid, undo)
-    with contextlib.suppress(ImportError):  # and of fsbench.linear_liblinear (its evaluate holds both phases)
-        import fsbench.linear_liblinear as fast_linear
+    # and of fsbench.evaluation.linear_liblinear (its evaluate holds both phases)
+    with contextlib.suppress(ImportError):
+        import fsbench.evaluation.linear_liblinear as fast_linear
 
         _wrap(fast_linear, "_pooled", grid, undo)
     for attr in ("evaluate_ranking", "evaluate_classifiers"):
@@ -244,17 +245,17 @@ def instrumented(clock: PhaseClock) -> Iterator[None]:
 @contextlib.contextmanager
 def plain_evaluation(plain: bool) -> Iterator[None]:
     """With ``plain``, every classifier takes the generic scikit-learn route (the protocol as it
-    was before commits 58cefd1 and 47cfb40), by turning the fast routes of fsbench.linear_libsvm and
-    fsbench.linear_liblinear off; their cache is emptied either way, so no task reuses another's
+    was before commits 58cefd1 and 47cfb40), by turning the fast routes of fsbench.evaluation.linear_libsvm and
+    fsbench.evaluation.linear_liblinear off; their cache is emptied either way, so no task reuses another's
     counts."""
     try:
-        import fsbench.linear_libsvm as fast
+        import fsbench.evaluation.linear_libsvm as fast
     except ImportError:  # a version of fsbench before the fast route: always plain
         yield
         return
     routes = [fast]
     with contextlib.suppress(ImportError):  # the LIBLINEAR route came later
-        import fsbench.linear_liblinear as fast_linear
+        import fsbench.evaluation.linear_liblinear as fast_linear
         routes.append(fast_linear)
     fast.clear_cache()
     originals = [module.solver_for for module in routes]
@@ -272,9 +273,9 @@ def plain_evaluation(plain: bool) -> Iterator[None]:
 def run_task(config: str, dataset: str, repeat: int, fold: int, label: str, data_dir: str | None,
              plain: bool = False) -> tuple[dict[str, float], float, pstats.Stats]:
     """One committed task rerun with phase timers and cProfile: (phase seconds, total, stats)."""
-    from fsbench.config import load_experiment
+    from fsbench.configuration.parse import load_experiment
     from fsbench.datasets import load
-    from fsbench.runner import _evaluate_task, plan
+    from fsbench.engine.runner import _evaluate_task, plan
 
     exp = load_experiment(config_path(config))
     data = {dataset: load(dataset, data_dir)}
@@ -344,7 +345,7 @@ def dso_check(est: pd.DataFrame) -> list[str]:
     also fitted on the same splits (selectors dso-p0.1 ... dso-p1.0, their final fits recorded),
     so the grid's fits are about (inner folds) x (the sum of those fits), each fold fit on
     (F - 1) / F of the rows."""
-    from fsbench.config import load_experiment
+    from fsbench.configuration.parse import load_experiment
 
     exp = load_experiment(config_path("dso-fs"))
     rows = est[est.config == "dso-fs"]
@@ -513,7 +514,8 @@ def main() -> None:
                   "Whole tasks rerun through the runner's task function, a fresh rankings cache, one BLAS "
                   "thread, under cProfile (its overhead is included), twice: `plain` evaluates every classifier "
                   "through scikit-learn's estimators (the protocol as the committed rows were computed), `fast` "
-                  "with the part-2 route for the built-in linear_svm on LIBSVM (fsbench.linear_libsvm; other "
+                  "with the part-2 route for the built-in linear_svm on LIBSVM (fsbench.evaluation.linear_libsvm; "
+                  "other "
                   "classifiers are plain in both). `estimated` is the model applied to the committed row of the "
                   "same task.", "",
                   "| config | dataset | selector | route | seconds | committed s | " + " | ".join(PHASES) + " |",

@@ -158,37 +158,62 @@ def _in_scope(module: str, scope: tuple[str, ...]) -> bool:
                for s in scope)
 
 
-def _canonical(reader: _Reader, module: str, scope: tuple[str, ...]) -> tuple[ast.Module, list[_Ref]]:
-    """The module's tree without docstrings and with its root-package imports rewritten (no module
-    path left), and the references to modules in scope it holds, in order of appearance."""
-    tree = _strip_docstrings(reader.tree(module))
-    refs: list[_Ref] = []
+def _sort_import_runs(tree: ast.AST) -> None:
+    """Sort every run of consecutive import statements by their dump: the order of imports is
+    layout (a linter reorders them when a module moves), not code."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+                continue
+            out, run = [], []
+            for stmt in [*body, None]:
+                if isinstance(stmt, ast.Import | ast.ImportFrom):
+                    run.append(stmt)
+                    continue
+                out += sorted(run, key=ast.dump)
+                run = []
+                if stmt is not None:
+                    out.append(stmt)
+            setattr(node, field, out)
 
-    def token(ref: _Ref) -> str:
+
+def _canonical(reader: _Reader, module: str, scope: tuple[str, ...]) -> tuple[ast.Module, list[tuple[str, _Ref]]]:
+    """The module's tree without docstrings, with its root-package imports rewritten (no module path
+    left; one statement per imported name; runs of imports sorted), and what it binds to modules in
+    scope: (bound name, reference) pairs."""
+    tree = _strip_docstrings(reader.tree(module))
+    refs: list[tuple[str, _Ref]] = []
+
+    def alias(ref: _Ref, bound: str) -> ast.alias:
         if _in_scope(ref.module, scope):
-            refs.append(ref)
-            return f"<in-scope {len(refs) - 1}>" + ("" if ref.name is None else f".{ref.name}")
-        # outside the scope: by its own name only (a module by its last component)
-        return f"<outside>.{ref.name if ref.name is not None else ref.module.rpartition('.')[2]}"
+            refs.append((bound, ref))
+            name = "<in-scope module>" if ref.name is None else f"<in-scope>.{ref.name}"
+        else:  # outside the scope: by its own name only (a module by its last component)
+            name = f"<outside>.{ref.name if ref.name is not None else ref.module.rpartition('.')[2]}"
+        return ast.alias(name=name, asname=bound)
 
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            source = _absolute(module, node)
-            if reader.internal(source):
-                node.names = [ast.alias(name=token(reader.resolve(source, a.name)), asname=a.asname or a.name)
-                              for a in node.names]
-                node.module, node.level = "<internal>", 0
-        elif isinstance(node, ast.Import):
-            names = []
-            for alias in node.names:
-                if reader.internal(alias.name):
-                    if alias.asname is None:  # ``import fsbench.x.y`` binds ``fsbench``: the path is code
-                        names.append(alias)
-                    else:
-                        names.append(ast.alias(name=token(_Ref(alias.name, None)), asname=alias.asname))
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            out = []
+            for stmt in body:
+                if isinstance(stmt, ast.ImportFrom) and reader.internal(_absolute(module, stmt)):
+                    source = _absolute(module, stmt)
+                    out += [ast.ImportFrom(module="<internal>", level=0,
+                                           names=[alias(reader.resolve(source, a.name), a.asname or a.name)])
+                            for a in stmt.names]
+                elif isinstance(stmt, ast.Import) and any(reader.internal(a.name) for a in stmt.names):
+                    for a in stmt.names:
+                        # ``import fsbench.x.y`` binds ``fsbench``: the path is then code, kept as written
+                        keep = not reader.internal(a.name) or a.asname is None
+                        out.append(ast.Import(names=[a if keep else alias(_Ref(a.name, None), a.asname)]))
                 else:
-                    names.append(alias)
-            node.names = names
+                    out.append(stmt)
+            setattr(node, field, out)
+    _sort_import_runs(tree)
     return tree, refs
 
 
@@ -213,7 +238,7 @@ def scope_digest(module: str, *, scope: str | Iterable[str] | None = None, sourc
     if reader.tree(module) is None:
         raise ModuleNotFoundError(f"no source for module {module!r}")
     local: dict[str, str] = {}
-    edges: dict[str, list[_Ref]] = {}
+    edges: dict[str, list[tuple[str, _Ref]]] = {}
     pending = [module]
     while pending:
         name = pending.pop()
@@ -222,11 +247,11 @@ def scope_digest(module: str, *, scope: str | Iterable[str] | None = None, sourc
         tree, refs = _canonical(reader, name, scope)
         local[name] = hashlib.sha256(ast.dump(tree).encode()).hexdigest()
         edges[name] = refs
-        pending += [r.module for r in refs if r.module not in local and reader.tree(r.module) is not None]
+        pending += [r.module for _, r in refs if r.module not in local and reader.tree(r.module) is not None]
     h = hashlib.sha256(local[module].encode())
-    # the import graph, each module named by its tree's digest: (importer, position, imported)
-    graph = sorted(f"{local[name]} {i} {local.get(ref.module, 'missing')}"
-                   for name, refs in edges.items() for i, ref in enumerate(refs))
+    # the import graph, each module named by its tree's digest: importer, bound name, imported module
+    graph = sorted(f"{local[name]} {bound} {local.get(ref.module, 'missing')}"
+                   for name, refs in edges.items() for bound, ref in refs)
     for line in graph:
         h.update(line.encode())
     return h.hexdigest()[:16]

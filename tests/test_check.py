@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fsbench.config import parse_experiment
-from fsbench.protocol import outer_splits
-from fsbench.runner import run_experiment
-from fsbench.workflows import check as check_mod
-from fsbench.workflows.check import check_paper, compare_rows, subset_experiment
-from fsbench.workflows.reproduce import write_paper_tables
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.runner import run_experiment
+from fsbench.evaluation.protocol import outer_splits
+from fsbench.papers import check as check_mod
+from fsbench.papers.check import check_paper, compare_rows, subset_experiment
+from fsbench.papers.reproduce import write_paper_tables
 
 
 class _Spec:
@@ -111,7 +111,7 @@ def test_check_fails_when_a_reproducing_cell_stops_reproducing(tmp_path, monkeyp
     table = PrintedTable(RFS, "Table 1", "unit", (("digits", "DIGITS"),), (("fisher", "FS"),),
                          (PrintedCell("digits", "fisher", 20, printed),))
     monkeypatch.setattr("fsbench.papers.TABLES", {"rfs": (table,)})
-    monkeypatch.setattr("fsbench.workflows.reproduce.TABLES", {"rfs": (table,)})
+    monkeypatch.setattr("fsbench.papers.reproduce.TABLES", {"rfs": (table,)})
     write_paper_tables("rfs", committed)
     result = check_paper("rfs", exp, committed, tmp_path / "rerun", n_jobs=1)
     assert result.reproducing == 1
@@ -119,7 +119,7 @@ def test_check_fails_when_a_reproducing_cell_stops_reproducing(tmp_path, monkeyp
 
 
 def test_collect_rewrites_runs_from_the_finished_tasks(tmp_path):
-    from fsbench.store import collect_runs, finished_tasks, task_path
+    from fsbench.storage import collect_runs, finished_tasks, task_path
 
     exp = _experiment("holdout")
     out = tmp_path / "run"
@@ -136,7 +136,7 @@ def test_collect_rewrites_runs_from_the_finished_tasks(tmp_path):
 
 
 def test_collect_leaves_the_runs_of_a_finished_run_as_written(tmp_path):
-    from fsbench.store import RUNS_FILE, collect_runs
+    from fsbench.storage import RUNS_FILE, collect_runs
 
     out = tmp_path / "run"
     # the config's selector order is not the alphabetical order of the task files
@@ -188,7 +188,7 @@ def test_a_row_decided_by_rounding_is_reported_not_failed():
 
 
 def test_ranking_margins_by_hand():
-    from fsbench.tasks import ranking_margins
+    from fsbench.engine.tasks import ranking_margins
 
     scores = np.array([1.0, 4.0, 2.0, 2.0 - 2.0**-51, 0.0])
     ranking = np.array([1, 2, 3, 0, 4])

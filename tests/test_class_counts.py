@@ -25,10 +25,10 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC, LinearSVC
 
-from fsbench import linear_libsvm
-from fsbench.classifiers import classifier_spec
 from fsbench.cli import main
-from fsbench.protocol import derive_seed, evaluate_classifiers, evaluate_ranking
+from fsbench.evaluation import linear_libsvm
+from fsbench.evaluation.classifiers import classifier_spec
+from fsbench.evaluation.protocol import derive_seed, evaluate_classifiers, evaluate_ranking
 
 SEED = 5
 KS = [1, 3, 6, 12]

@@ -24,7 +24,9 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC, LinearSVC
 
 import fsbench.report.plots as plots
-from fsbench.classifiers import (
+from fsbench.configuration.parse import ClassifierConfig
+from fsbench.errors import FsbenchError
+from fsbench.evaluation.classifiers import (
     BUILTINS,
     ClassifierSpec,
     ClassifierSpecError,
@@ -35,10 +37,7 @@ from fsbench.classifiers import (
     make_classifier,
     spec_from_config,
 )
-from fsbench.config import ClassifierConfig
-from fsbench.errors import FsbenchError
-from fsbench.papers import SL2P_TABLE2
-from fsbench.protocol import (
+from fsbench.evaluation.protocol import (
     best_point,
     derive_seed,
     evaluate_classifiers,
@@ -46,7 +45,8 @@ from fsbench.protocol import (
     inner_folds,
     tune_selector,
 )
-from fsbench.report.paper import compare_table
+from fsbench.papers import SL2P_TABLE2
+from fsbench.papers.tables import compare_table
 from fsbench.report.tables import accuracy_table, format_table, per_repeat, summarize
 
 
@@ -105,7 +105,7 @@ def test_a_grid_point_overrides_and_the_legacy_config_maps_to_the_old_estimators
 
 
 def test_every_builtin_is_checked_and_documented():
-    import fsbench.classifiers as module
+    import fsbench.evaluation.classifiers as module
 
     assert set(BUILTINS) >= {"linear_svm", "crammer_singer", "knn", "logistic", "random_forest"}
     for name in BUILTINS:

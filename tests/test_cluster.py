@@ -1,4 +1,4 @@
-"""Runs on a Dask cluster (fsbench.cluster): the same rows as local runs, no task lost when a
+"""Runs on a Dask cluster (fsbench.engine.cluster): the same rows as local runs, no task lost when a
 worker dies, a resumable client, and one sentence for a scheduler that cannot be reached."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from fsbench.cli import main
-from fsbench.cluster import parse_scheduler
-from fsbench.config import parse_experiment
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.cluster import parse_scheduler
+from fsbench.engine.runner import run_experiment
 from fsbench.errors import FsbenchError
-from fsbench.runner import run_experiment
-from fsbench.store import finished_tasks, load_rankings
+from fsbench.storage import finished_tasks, load_rankings
 
 distributed = pytest.importorskip("distributed")
 
@@ -312,7 +312,7 @@ def _full_disk(task, arrays):
 def test_a_task_raising_an_os_error_is_the_tasks_sentence_not_a_lost_scheduler():
     """A task's own OSError (a plugin's scratch file on a full disk) comes back as the task's error:
     only a future that did not err (cancelled, its result not gathered) means the connection."""
-    from fsbench.cluster import run_tasks
+    from fsbench.engine.cluster import run_tasks
 
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \

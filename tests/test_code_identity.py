@@ -109,6 +109,6 @@ def test_canonical_form_names_no_module_path():
 
 
 def test_installed_modules_have_digests_and_a_missing_one_is_an_error():
-    assert len(module_digest("fsbench.protocol", ("fsbench.protocol",))) == 16
+    assert len(module_digest("fsbench.evaluation.protocol", ("fsbench.evaluation.protocol",))) == 16
     with pytest.raises(ModuleNotFoundError):
         scope_digest("pkg.absent", sources=MappedSources(BASE))

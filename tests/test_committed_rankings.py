@@ -12,9 +12,9 @@ import pytest
 from conftest import papers_data
 from sklearn.svm import SVC
 
-from fsbench.config import load_experiment
+from fsbench.configuration.parse import load_experiment
 from fsbench.datasets import load
-from fsbench.protocol import outer_splits, standardize
+from fsbench.evaluation.protocol import outer_splits, standardize
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from fsbench.config import parse_experiment
+from fsbench.configuration.parse import parse_experiment
+from fsbench.configuration.yamlio import load_yaml, resolve_plain_scalar
 from fsbench.errors import ConfigError
-from fsbench.yamlio import load_yaml, resolve_plain_scalar
 
 
 class _Spec:
@@ -250,9 +250,10 @@ def test_alias_bomb_is_refused_within_a_second():
     text = 'a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
     for i in range(1, 8):
         text += f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n"
-    script = ("import sys; from fsbench.yamlio import load_yaml\n"
+    script = ("import sys; from fsbench.configuration.yamlio import load_yaml\n"
               "try:\n    load_yaml(sys.stdin.read(), 'bomb.yaml')\nexcept Exception as exc:\n    print(exc)\n")
-    subprocess.run([sys.executable, "-c", "import fsbench.yamlio"], check=True)  # imports warm in the cache
+    # imports warm in the cache
+    subprocess.run([sys.executable, "-c", "import fsbench.configuration.yamlio"], check=True)
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", script], input=text, capture_output=True, text=True, timeout=60)
     seconds = time.perf_counter() - start

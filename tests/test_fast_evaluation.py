@@ -1,4 +1,4 @@
-"""The fast evaluation of the built-in linear_svm on LIBSVM (fsbench.linear_libsvm) against the plain
+"""The fast evaluation of the built-in linear_svm on LIBSVM (fsbench.evaluation.linear_libsvm) against the plain
 scikit-learn computation, written here: the same counts, chosen C, inner accuracy and test
 accuracy, bit for bit.
 
@@ -19,12 +19,19 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.svm import SVC
 
-from fsbench import linear_libsvm, protocol
-from fsbench.classifiers import classifier_spec, make_classifier
-from fsbench.config import ClassifierConfig, load_experiment, parse_experiment
+from fsbench.configuration.parse import ClassifierConfig, load_experiment, parse_experiment
 from fsbench.datasets import load
-from fsbench.protocol import cv_accuracy_grid, derive_seed, evaluate_ranking, inner_folds, outer_splits, standardize
-from fsbench.runner import run_experiment
+from fsbench.engine.runner import run_experiment
+from fsbench.evaluation import linear_libsvm, protocol
+from fsbench.evaluation.classifiers import classifier_spec, make_classifier
+from fsbench.evaluation.protocol import (
+    cv_accuracy_grid,
+    derive_seed,
+    evaluate_ranking,
+    inner_folds,
+    outer_splits,
+    standardize,
+)
 
 CS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 

@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fsbench.config import parse_experiment
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.traces import TRACES_FILE, objective_traces, trace_summary, write_traces
 from fsbench.errors import FsbenchError
-from fsbench.protocol import outer_splits
-from fsbench.report.figures import (
+from fsbench.evaluation.protocol import outer_splits
+from fsbench.papers.figures import (
     accuracy_curves,
     accuracy_per_p,
     fixed_p_selectors,
@@ -30,7 +31,6 @@ from fsbench.report.figures import (
     printed_points,
 )
 from fsbench.report.plots import curves
-from fsbench.traces import TRACES_FILE, objective_traces, trace_summary, write_traces
 
 
 # ----------------------------------------------------------------------------- synthetic runs
@@ -190,7 +190,7 @@ def traces(toy):
 
 
 def test_written_traces_are_reused_and_only_new_ones_fitted(tmp_path, toy, monkeypatch):
-    import fsbench.traces as traces_module
+    import fsbench.engine.traces as traces_module
 
     first = write_traces(_experiment(), toy, None, tmp_path)  # rfs at its first grid point, gamma 0.5
     before = first.read_bytes()
@@ -286,8 +286,8 @@ def test_objective_curves_on_traces(tmp_path, traces):
 
 
 def test_traces_reuse_the_runs_own_fits_from_the_ranking_cache(tmp_path, toy, monkeypatch):
-    from fsbench.protocol import outer_splits, standardize
-    from fsbench.runner import run_experiment
+    from fsbench.engine.runner import run_experiment
+    from fsbench.evaluation.protocol import outer_splits, standardize
     from fsbench.selectors.dso import DSOFS
 
     runs = run_experiment(_experiment(), tmp_path, data=toy, n_jobs=1).runs
@@ -315,10 +315,10 @@ def test_traces_reuse_the_runs_own_fits_from_the_ranking_cache(tmp_path, toy, mo
 
 
 def test_variant_figures_read_the_runs_own_fits_for_datasets_the_paper_lacks(tmp_path, monkeypatch):
-    from fsbench.config import load_experiment
-    from fsbench.runner import run_experiment
+    from fsbench.configuration.parse import load_experiment
+    from fsbench.engine.runner import run_experiment
+    from fsbench.papers.reproduce import write_variant_figures
     from fsbench.selectors.dso import DSOFS
-    from fsbench.workflows.reproduce import write_variant_figures
 
     paper = tmp_path / "paper.yaml"
     paper.write_text("name: paper\nseed: 0\ndatasets: [ar]\nselectors: [fisher]\n"

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fsbench import fixed_order
-from fsbench.protocol import standardize
+from fsbench.evaluation.protocol import standardize
 from fsbench.selectors.fisher import fisher_scores
 from fsbench.selectors.fstat import f_statistic
 from fsbench.selectors.ttest import one_vs_rest_t

@@ -23,11 +23,11 @@ import pandas as pd
 import pytest
 from sklearn.datasets import load_digits
 
-import fsbench.runner as runner_module
-from fsbench.config import parse_experiment
+import fsbench.engine.runner as runner_module
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.runner import run_experiment
 from fsbench.errors import FsbenchError
-from fsbench.runner import run_experiment
-from fsbench.store import RUNS_FILE, TASKS_DIR, finished_tasks, load_runs
+from fsbench.storage import RUNS_FILE, TASKS_DIR, finished_tasks, load_runs
 
 TIMING = ["fit_seconds", "task_seconds", "rows_digest"]  # the digest covers the timings
 KEY = ["dataset", "repeat", "fold", "selector", "k"]
@@ -143,7 +143,7 @@ def _lock_held_by_another_process(folder):
         [sys.executable, "-c", textwrap.dedent(f"""
             import time
             from pathlib import Path
-            from fsbench.store import locked
+            from fsbench.storage import locked
             with locked(Path({str(folder)!r})):
                 print("locked", flush=True)
                 time.sleep(120)
@@ -199,7 +199,7 @@ def test_rows_record_the_code_that_computed_them_and_other_code_is_not_resumed(t
     assert set(first["code"]) == {selector_code("fisher"), selector_code("fstat")}
     assert selector_code("fisher") != selector_code("fstat")
     assert set(first["protocol_code"]) == {protocol_code()}
-    import fsbench.fitting as fitting_module
+    import fsbench.engine.fitting as fitting_module
 
     real = fitting_module.selector_code
     monkeypatch.setattr(fitting_module, "selector_code", lambda name: "edited" if name == "fstat" else real(name))
@@ -215,7 +215,7 @@ def test_rows_record_the_code_that_computed_them_and_other_code_is_not_resumed(t
 
 def test_rows_of_another_protocol_version_are_kept_with_a_note_or_recomputed(tmp_path, digits, monkeypatch):
     first = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs
-    import fsbench.resume as resume_module
+    import fsbench.engine.resume as resume_module
 
     for module in (runner_module, resume_module):  # rows record it; resuming compares it
         monkeypatch.setattr(module, "protocol_code", lambda: "next release")
@@ -332,7 +332,7 @@ def test_an_out_folder_under_a_file_is_refused_before_anything(tmp_path, digits)
 
 
 def test_a_folder_without_write_permission_is_refused(tmp_path, digits, monkeypatch):
-    import fsbench.store as store_module
+    import fsbench.storage as store_module
 
     monkeypatch.setattr(store_module.os, "access", lambda path, mode: False)  # root ignores chmod
     with pytest.raises(FsbenchError, match="permission denied"):
@@ -442,22 +442,25 @@ def test_discard_refuses_a_folder_another_process_writes(tmp_path, digits):
 
 
 def test_protocol_code_covers_the_exact_libsvm_route():
-    # the evaluation of linear_svm runs in fsbench.linear_libsvm: an edit there must mark rows as
-    # computed by another protocol, as an edit of fsbench.protocol does
+    # the evaluation of linear_svm runs in fsbench.evaluation.linear_libsvm: an edit there must mark rows as
+    # computed by another protocol, as an edit of fsbench.evaluation.protocol does
     from fsbench.code_identity import MappedSources, scope_digest
     from fsbench.selectors import PROTOCOL_SCOPE, protocol_code
 
+    EVALUATION = ["fsbench.evaluation.protocol", "fsbench.evaluation.classifiers", "fsbench.evaluation.linear_libsvm",
+                  "fsbench.evaluation.linear_liblinear"]
+
     def texts(edit=None):
         out = {}
-        for name in ("fsbench", "fsbench.protocol", "fsbench.classifiers", "fsbench.linear_libsvm",
-                     "fsbench.linear_liblinear", "fsbench.fixed_order"):
+        for name in ("fsbench", "fsbench.evaluation", *EVALUATION, "fsbench.fixed_order"):
             spec = importlib.util.find_spec(name)
             out[name] = Path(spec.origin).read_text(encoding="utf-8")
         if edit:
             out[edit] += "\nEDITED = 1\n"
         return out
 
-    assert scope_digest("fsbench.protocol", scope=PROTOCOL_SCOPE, sources=MappedSources(texts())) == protocol_code()
-    for module in ("fsbench.linear_libsvm", "fsbench.linear_liblinear", "fsbench.classifiers", "fsbench.fixed_order"):
+    protocol = "fsbench.evaluation.protocol"
+    assert scope_digest(protocol, scope=PROTOCOL_SCOPE, sources=MappedSources(texts())) == protocol_code()
+    for module in [*EVALUATION[1:], "fsbench.fixed_order"]:
         edited = MappedSources(texts(module))
-        assert scope_digest("fsbench.protocol", scope=PROTOCOL_SCOPE, sources=edited) != protocol_code(), module
+        assert scope_digest(protocol, scope=PROTOCOL_SCOPE, sources=edited) != protocol_code(), module

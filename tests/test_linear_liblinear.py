@@ -1,4 +1,4 @@
-"""The LIBLINEAR route (fsbench.linear_liblinear) against the plain scikit-learn computation, written
+"""The LIBLINEAR route (fsbench.evaluation.linear_liblinear) against the plain scikit-learn computation, written
 here: ``LinearSVC(...).fit(...).predict(...)`` for every inner fold, k and C, then the best C per k
 refitted. The same counts, chosen C, inner accuracy and test accuracy, bit for bit; and the route
 must actually have run (or, for classifiers it does not cover, must not have)."""
@@ -15,11 +15,11 @@ from conftest import papers_data
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from fsbench import linear_liblinear, linear_libsvm, protocol
-from fsbench.classifiers import classifier_spec, make_classifier
-from fsbench.config import load_experiment
+from fsbench.configuration.parse import load_experiment
 from fsbench.datasets import load
-from fsbench.protocol import (
+from fsbench.evaluation import linear_liblinear, linear_libsvm, protocol
+from fsbench.evaluation.classifiers import classifier_spec, make_classifier
+from fsbench.evaluation.protocol import (
     cv_accuracy_grid,
     derive_seed,
     evaluate_classifiers,

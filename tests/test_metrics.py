@@ -26,7 +26,7 @@ from sklearn.metrics import (
 
 from fsbench.cli import main
 from fsbench.errors import FsbenchError
-from fsbench.metrics import (
+from fsbench.evaluation.metrics import (
     METRICS,
     metric_from_counts,
     parse_counts,
@@ -446,15 +446,15 @@ n_jobs: 1
 
 def test_a_run_s_metrics_equal_scikit_learn_on_predictions_recomputed_here(tmp_path, monkeypatch) -> None:
     """Run a small 2 x 3-fold experiment on the digits, then for every row of one selector and k
-    refit SVC(kernel="linear") here on the row's split (fsbench.protocol.outer_splits), its
+    refit SVC(kernel="linear") here on the row's split (fsbench.evaluation.protocol.outer_splits), its
     top-k features (rankings.csv.gz), data standardized with numpy on the training part: the
     metrics of ``fsbench table --metric`` (pooled over each repetition's folds) and of
     :func:`row_metric` (per fold) equal scikit-learn's on those predictions."""
     from sklearn.datasets import load_digits
     from sklearn.svm import SVC
 
-    from fsbench.config import load_experiment
-    from fsbench.protocol import outer_splits
+    from fsbench.configuration.parse import load_experiment
+    from fsbench.evaluation.protocol import outer_splits
 
     monkeypatch.setenv("FSBENCH_CACHE", str(tmp_path / "cache"))
     config, out = tmp_path / "run.yaml", tmp_path / "res"

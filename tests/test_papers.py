@@ -8,7 +8,7 @@ import pytest
 
 from fsbench.papers import DSO_FS_TABLE1, RFS_TABLE1, SL2P_TABLE2, SL2P_TABLE3, TABLES
 from fsbench.papers.forensics import consistent_test_sizes, implied_test_sizes
-from fsbench.report.paper import compare_table, reproduction_summary, standard_error
+from fsbench.papers.tables import compare_table, reproduction_summary, standard_error
 
 # The RFS paper's printed Average row (DESIGN.md): an independent check of the transcription.
 RFS_AVERAGE = {20: [80.09, 81.04, 79.29, 87.09, 85.78, 91.48], 80: [85.81, 87.18, 83.25, 89.10, 87.0, 92.02]}

@@ -37,7 +37,7 @@ from sklearn.utils._param_validation import (
 )
 
 from fsbench.cli import main
-from fsbench.config import RESERVED_PARAMS, parse_experiment
+from fsbench.configuration.parse import RESERVED_PARAMS, parse_experiment
 from fsbench.errors import ConfigError
 from fsbench.selectors import make_selector, registry
 

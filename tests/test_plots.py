@@ -19,7 +19,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-import fsbench.report.figures as figures
+import fsbench.papers.figures as figures
 import fsbench.report.plots as plots
 
 SELECTORS_8 = ["fisher", "fstat", "ttest", "chi2", "infogain", "relieff", "mrmr", "random"]

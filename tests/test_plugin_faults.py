@@ -29,11 +29,13 @@ from sklearn.feature_selection import chi2
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from fsbench import fitting
 from fsbench.cli import main
-from fsbench.config import load_experiment
+from fsbench.configuration.parse import load_experiment
 from fsbench.datasets import load
-from fsbench.fitting import fit_selector, input_written_note
+from fsbench.engine import fitting
+from fsbench.engine.fitting import fit_selector, input_written_note
+from fsbench.engine.runner import run_experiment
+from fsbench.evaluation.protocol import outer_splits
 from fsbench.plugins import (
     ExternalSelector,
     PluginError,
@@ -42,11 +44,9 @@ from fsbench.plugins import (
     probe,
     resolve,
 )
-from fsbench.protocol import outer_splits
-from fsbench.runner import run_experiment
 from fsbench.selectors import make_selector
 from fsbench.selectors.base import BaseSelector
-from fsbench.store import load_failures
+from fsbench.storage import load_failures
 
 PLUGINS = '''
     import ctypes

@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from fsbench.cli import main
-from fsbench.config import parse_experiment
-from fsbench.console import Progress
-from fsbench.runner import compute_task, plan, run_experiment
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.console import Progress
+from fsbench.engine.runner import compute_task, plan, run_experiment
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, sends POSIX signals")
 
@@ -299,9 +299,9 @@ def test_off_a_terminal_a_silent_run_prints_a_line_naming_its_running_tasks():
 
 
 def test_the_run_command_names_a_slow_task_and_keeps_its_counted_lines(tmp_path, monkeypatch):
-    import fsbench.console
+    import fsbench.engine.console
 
-    monkeypatch.setattr(fsbench.console, "PROGRESS_EVERY", 1.0)
+    monkeypatch.setattr(fsbench.engine.console, "PROGRESS_EVERY", 1.0)
     config = _setup(tmp_path, "sleep", n_trials=1, seconds=4.0)
     monkeypatch.syspath_prepend(str(tmp_path))
     result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp_path / "out"), "-j", "1"])
@@ -315,8 +315,8 @@ def test_a_worker_writes_nothing_its_cache_entries_come_back_with_its_result(tmp
     """compute_task (what a worker runs) leaves the rankings cache untouched and returns the entries
     its fits computed; save_outcome, in the process holding the lock, writes them, and a later fit
     of the same inputs is served from them."""
-    from fsbench.runner import save_outcome
-    from fsbench.store import load_ranking
+    from fsbench.engine.runner import save_outcome
+    from fsbench.storage import load_ranking
 
     experiment = parse_experiment(
         "name: w\nseed: 0\ndatasets: [digits]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 1}\n"
@@ -340,9 +340,9 @@ def test_a_worker_writes_nothing_its_cache_entries_come_back_with_its_result(tmp
 def test_reproduce_names_a_slow_task(tmp_path, monkeypatch):
     """fsbench reproduce prints its tasks as they finish; a task that runs on silently is named with
     its running time, as fsbench run names it."""
-    import fsbench.console
+    import fsbench.engine.console
 
-    monkeypatch.setattr(fsbench.console, "PROGRESS_EVERY", 1.0)
+    monkeypatch.setattr(fsbench.engine.console, "PROGRESS_EVERY", 1.0)
     config = _setup(tmp_path, "sleep", n_trials=1, seconds=4.0)
     papers = tmp_path / "papers"
     papers.mkdir()
@@ -388,7 +388,7 @@ def _misbehaving(job):
 
 
 def test_a_job_whose_result_or_exception_cannot_cross_fails_alone():
-    from fsbench.workers import Ended, run_jobs
+    from fsbench.engine.workers import Ended, run_jobs
 
     results = dict(run_jobs(_misbehaving, range(6), 2))
     assert sorted(results) == list(range(6))

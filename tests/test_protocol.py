@@ -13,9 +13,9 @@ from sklearn.metrics import accuracy_score, confusion_matrix
 from sklearn.model_selection import cross_val_predict
 from sklearn.svm import SVC, LinearSVC
 
-from fsbench.config import ClassifierConfig, InnerCVConfig, ProtocolConfig
+from fsbench.configuration.parse import ClassifierConfig, InnerCVConfig, ProtocolConfig
 from fsbench.errors import FsbenchError
-from fsbench.protocol import (
+from fsbench.evaluation.protocol import (
     best_C,
     check_inner_cv,
     cv_accuracy_grid,

@@ -1,5 +1,5 @@
 """Rankings kept (rankings.csv.gz): equal to rankings computed directly, written and resumed like the
-rows, and regenerated for results computed before fsbench kept them (fsbench.rankings)."""
+rows, and regenerated for results computed before fsbench kept them (fsbench.engine.regenerate_rankings)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from conftest import copy_folder
 from sklearn.feature_selection import f_classif
 from sklearn.model_selection import StratifiedShuffleSplit
 
-import fsbench.rankings as rankings_module
-from fsbench.config import parse_experiment
+import fsbench.engine.regenerate_rankings as rankings_module
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.regenerate_rankings import regenerate_rankings
+from fsbench.engine.resume import discard_tasks
+from fsbench.engine.runner import run_experiment
 from fsbench.errors import FsbenchError
-from fsbench.rankings import regenerate_rankings
-from fsbench.resume import discard_tasks
-from fsbench.runner import run_experiment
 from fsbench.selectors import get_selector
-from fsbench.store import RANKINGS_FILE, RUNS_FILE, TASKS_DIR, load_rankings, load_runs, write_rankings_table
+from fsbench.storage import RANKINGS_FILE, RUNS_FILE, TASKS_DIR, load_rankings, load_runs, write_rankings_table
 
 COLUMNS = ["dataset", "repeat", "fold", "selector", "position", "feature"]
 K = 8  # the largest k of the experiment: what a ranking keeps
@@ -174,7 +174,7 @@ def test_rankings_of_another_seed_are_never_attached(finished, digits, tmp_path)
     assert any("rankings of another configuration" in n and "not used" in n for n in resumed.notes)
     assert any("8 tasks restored from runs.csv.gz have no ranking" in n for n in resumed.notes)
     assert not (out / RANKINGS_FILE).exists()  # none of this configuration: no file
-    with pytest.raises(FsbenchError, match=r"No rankings\.csv\.gz in .*python -m fsbench\.rankings"):
+    with pytest.raises(FsbenchError, match=r"No rankings\.csv\.gz in .*fsbench rankings regenerate"):
         load_rankings(out)
     # a --force run of another configuration writes its own
     run_experiment(_experiment(seed=1), out, data=digits, n_jobs=1, force=True)
@@ -301,8 +301,8 @@ def test_regeneration_refuses_rows_that_are_not_its_configurations(finished, dig
 def test_rankings_that_do_not_reproduce_their_rows_are_dropped(finished, digits, tmp_path):
     from sklearn.svm import SVC
 
-    from fsbench.rankings_check import check_rankings
-    from fsbench.store import rankings_fingerprint
+    from fsbench.engine.check_rankings import check_rankings
+    from fsbench.storage import rankings_fingerprint
 
     out = copy_folder(finished, tmp_path)
     before = (out / RANKINGS_FILE).read_bytes()
@@ -387,7 +387,7 @@ def test_a_damaged_saved_refit_is_fitted_again(finished, digits, tmp_path, monke
 
 
 def _all_ids(out):
-    from fsbench.resume import _task_ids
+    from fsbench.engine.resume import _task_ids
 
     return set(_task_ids(load_runs(out)))
 
@@ -395,7 +395,7 @@ def _all_ids(out):
 def test_a_regeneration_refuses_a_folder_another_process_holds(finished, digits, tmp_path):
     from test_integrity import _lock_held_by_another_process
 
-    from fsbench.rankings_check import check_rankings
+    from fsbench.engine.check_rankings import check_rankings
 
     out = _without_task_files(copy_folder(finished, tmp_path))
     before = (out / RANKINGS_FILE).read_bytes()
@@ -443,7 +443,7 @@ def test_the_commands_refuse_bad_input_in_one_sentence(finished, tmp_path, modul
 
 
 def test_the_check_refuses_a_damaged_or_missing_rankings_file(finished, tmp_path):
-    from fsbench.rankings_check import main
+    from fsbench.engine.check_rankings import main
 
     out = copy_folder(finished, tmp_path)
     path = out / RANKINGS_FILE
@@ -456,8 +456,8 @@ def test_the_check_refuses_a_damaged_or_missing_rankings_file(finished, tmp_path
 
 
 def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digits, tmp_path, monkeypatch):
-    import fsbench.rankings_check as check_module
-    from fsbench.store import rankings_fingerprint
+    import fsbench.engine.check_rankings as check_module
+    from fsbench.storage import rankings_fingerprint
 
     out = copy_folder(finished, tmp_path)
     rankings = load_rankings(out)
@@ -486,7 +486,7 @@ def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digit
 
 
 def test_a_ranking_without_rows_is_dropped_by_the_check(finished, digits, tmp_path):
-    from fsbench.rankings_check import check_rankings
+    from fsbench.engine.check_rankings import check_rankings
 
     out = copy_folder(finished, tmp_path)
     runs = load_runs(out)

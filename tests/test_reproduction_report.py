@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from fsbench.papers.claims import compare_variant, headline_claims
 from fsbench.papers.layout import Layout
-from fsbench.report.claims import compare_variant, headline_claims
-from fsbench.report.reproduction import (
+from fsbench.papers.report import (
     build_report,
 )
 from fsbench.report.results import config_comment, load_results, variant_description
@@ -227,8 +227,8 @@ def test_config_comment_and_variant_description(tmp_path):
 
 def test_paper_tables_use_complete_repetitions_only(layout, tmp_path):
     # the main run with an unfinished fourth repetition of glioma (one task of four present)
+    from fsbench.papers.reproduce import write_paper_tables
     from fsbench.report.results import complete_runs
-    from fsbench.workflows.reproduce import write_paper_tables
 
     main = layout.results / "rfs"
     runs = pd.read_csv(main / "runs.csv.gz")
@@ -292,7 +292,7 @@ def test_a_variant_with_a_row_the_paper_config_lacks_gets_its_own_table(tmp_path
 
 def test_tables_mark_methods_not_significantly_worse_than_the_best(layout):
     from fsbench.papers import TABLES
-    from fsbench.report.paper import compare_table, format_paper_table
+    from fsbench.papers.tables import compare_table, format_paper_table
 
     runs = load_results("rfs", layout.results / "rfs").runs
     table = TABLES["rfs"][0]

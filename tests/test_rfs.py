@@ -414,9 +414,9 @@ def test_papers_configs_pin_the_rule_of_their_committed_rows(paper, dataset, n_s
     import pandas as pd
     from conftest import papers_data
 
-    from fsbench.config import load_experiment
+    from fsbench.configuration.parse import load_experiment
     from fsbench.datasets import load
-    from fsbench.protocol import outer_splits, standardize
+    from fsbench.evaluation.protocol import outer_splits, standardize
 
     data_dir = papers_data()
     root = Path(__file__).resolve().parents[1]

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from sklearn.datasets import load_digits
 
-from fsbench.config import parse_experiment
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.runner import fit_selector, plan, run_experiment
 from fsbench.errors import FsbenchError
-from fsbench.runner import fit_selector, plan, run_experiment
-from fsbench.store import finished_tasks, load_runs
+from fsbench.storage import finished_tasks, load_runs
 
 # columns that differ between runs: wall-clock times, and the digest over rows that hold them
 TIMING = ["fit_seconds", "task_seconds", "rows_digest"]
@@ -120,7 +120,7 @@ def test_ranking_cache_is_keyed_by_inputs(tmp_path, digits, monkeypatch):
     np.testing.assert_array_equal(first["ranking"], again["ranking"])
     with pytest.raises(AssertionError, match="refit"):
         fit_selector("fisher", {}, X[:-1], y[:-1], 0, 10, tmp_path)  # other inputs: a new key
-    import fsbench.fitting as fitting_module
+    import fsbench.engine.fitting as fitting_module
 
     monkeypatch.setattr(fitting_module, "selector_code", lambda name: "changed")
     with pytest.raises(AssertionError, match="refit"):
@@ -177,7 +177,7 @@ def test_select_on_all_selects_once_on_the_whole_dataset(tmp_path, digits):
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import SVC
 
-    from fsbench.protocol import derive_seed
+    from fsbench.evaluation.protocol import derive_seed
 
     text = """
 name: leak
@@ -233,7 +233,7 @@ def test_select_on_changes_the_fingerprint_only_when_set(digits):
 def test_a_folder_kept_as_runs_csv_alone_resumes_without_recomputing(tmp_path, digits, monkeypatch):
     import shutil
 
-    import fsbench.runner as runner_mod
+    import fsbench.engine.runner as runner_mod
 
     exp = _experiment()
     out = tmp_path / "run"
@@ -251,7 +251,7 @@ def test_a_folder_kept_as_runs_csv_alone_resumes_without_recomputing(tmp_path, d
 
 
 def test_each_invocation_that_runs_tasks_logs_its_wall_time(tmp_path, digits):
-    from fsbench.store import read_runlog
+    from fsbench.storage import read_runlog
 
     exp = _experiment()
     out = tmp_path / "run"
@@ -263,7 +263,7 @@ def test_each_invocation_that_runs_tasks_logs_its_wall_time(tmp_path, digits):
 
 
 def test_an_interrupted_invocation_logs_the_tasks_it_finished(tmp_path, digits):
-    from fsbench.store import read_runlog
+    from fsbench.storage import read_runlog
 
     exp = _experiment()
     out = tmp_path / "run"

@@ -13,10 +13,9 @@ import pandas as pd
 import pytest
 from conftest import copy_folder
 
-from fsbench.config import parse_experiment
-from fsbench.digests import DIGEST_COLUMN, rows_digest, with_rows_digests
-from fsbench.runner import run_experiment
-from fsbench.store import (
+from fsbench.configuration.parse import parse_experiment
+from fsbench.engine.runner import run_experiment
+from fsbench.storage import (
     RUNS_FILE,
     TaskFile,
     finished_tasks,
@@ -29,6 +28,7 @@ from fsbench.store import (
     write_rankings,
     write_runs,
 )
+from fsbench.storage.digests import DIGEST_COLUMN, rows_digest, with_rows_digests
 
 TIMING = ["fit_seconds", "task_seconds"]
 
@@ -244,7 +244,7 @@ def test_a_runs_file_written_before_digests_resumes_unchanged_with_a_note(finish
 
 
 def test_collecting_digests_the_rows_once_and_keeps_a_runs_file_of_the_same_rows(finished, tmp_path, monkeypatch):
-    import fsbench.store as store
+    import fsbench.storage as store
 
     out = copy_folder(finished, tmp_path)
     calls = []
@@ -267,7 +267,7 @@ def test_a_damaged_runs_file_is_replaced_by_the_rows_written_over_it(finished, t
 def test_committed_paper_results_have_no_digests_and_stay_readable():
     from pathlib import Path
 
-    from fsbench.resume import _rows_by_task, check_rows_digests
+    from fsbench.engine.resume import _rows_by_task, check_rows_digests
 
     folder = Path(__file__).resolve().parent.parent / "results" / "papers" / "rfs"
     runs = load_runs(folder)
@@ -323,10 +323,10 @@ def test_table_and_plot_of_labels_that_look_missing(tmp_path):
 
 
 def test_rows_of_labels_that_look_missing_are_restored_by_their_task(tmp_path):
-    from fsbench.experiment import SelectorConfig
-    from fsbench.protocol import Split
-    from fsbench.resume import existing_rows
-    from fsbench.tasks import Task
+    from fsbench.configuration.experiment import SelectorConfig
+    from fsbench.engine.resume import existing_rows
+    from fsbench.engine.tasks import Task
+    from fsbench.evaluation.protocol import Split
 
     rows = [{**r, "fingerprint": "f"} for r in _label_rows()]
     write_runs(tmp_path, rows)
@@ -342,7 +342,7 @@ def test_rows_of_labels_that_look_missing_are_restored_by_their_task(tmp_path):
 def test_an_unreadable_config_yaml_reads_as_no_config(tmp_path):
     """A results folder's config.yaml that is not UTF-8 text (or not YAML) is read as absent, as the
     docstring says, instead of raising UnicodeDecodeError out of table, stats and resume."""
-    from fsbench.store import planned_datasets, planned_selectors, read_config_doc
+    from fsbench.storage import planned_datasets, planned_selectors, read_config_doc
 
     (tmp_path / "config.yaml").write_bytes(b"name: \xff\xfe\x00broken\n")
     assert read_config_doc(tmp_path) == {}

@@ -41,12 +41,12 @@ from typing import Any
 import click
 import yaml
 
-from fsbench.config import load_experiment
-from fsbench.digests import DIGEST_COLUMN
+from fsbench.configuration.experiment import Experiment, SelectorConfig
+from fsbench.configuration.parse import load_experiment
+from fsbench.engine.traces import experiment_from_results
 from fsbench.errors import FsbenchError
-from fsbench.experiment import Experiment, SelectorConfig
 from fsbench.papers.layout import Layout
-from fsbench.store import (
+from fsbench.storage import (
     CONFIG_FILE,
     RANKINGS_FILE,
     RUNS_FILE,
@@ -58,7 +58,7 @@ from fsbench.store import (
     locked,
     rankings_fingerprint,
 )
-from fsbench.traces import experiment_from_results
+from fsbench.storage.digests import DIGEST_COLUMN
 
 #: The params the papers' configs pin: the stopping rule of their committed RFS rows.
 PINNED = {"stop": "decrease", "tol": 1e-6, "max_iter": 1000}
@@ -81,7 +81,7 @@ class Migration:
 
 
 def _params_json(experiment: Experiment, sel: SelectorConfig, chosen: dict[str, Any]) -> str:
-    """A row's ``params`` as fsbench.runner writes it: the fixed params, then the chosen grid point."""
+    """A row's ``params`` as fsbench.engine.runner writes it: the fixed params, then the chosen grid point."""
     (mine,) = [s for s in experiment.selectors if s.label == sel.label]
     return json.dumps({**mine.params_dict, **chosen}, sort_keys=True)
 
@@ -204,7 +204,7 @@ def _runs(migration: Migration) -> tuple[bytes, int] | None:
     return gzip.compress(_csv_text(rows).encode("utf-8"), mtime=0), n_rfs
 
 
-#: rankings.csv.gz's header as fsbench.store writes it: gzip, deflate, FCOMMENT, no mtime, XFL 2, OS 255
+#: rankings.csv.gz's header as fsbench.storage writes it: gzip, deflate, FCOMMENT, no mtime, XFL 2, OS 255
 _RANKINGS_HEADER = b"\x1f\x8b\x08\x10" + bytes(4) + b"\x02\xff"
 
 

@@ -10,7 +10,7 @@ its code identity for the rankings cache and the result rows; :func:`output_to_s
 a plugin's printed output goes while fsbench fits or probes it.
 
 A plugin is user code, so fsbench does not trust it with shared state: it is fitted on its own
-copy of the data (:func:`fsbench.fitting.fit_selector`), NaN scores fail its fit
+copy of the data (:func:`fsbench.engine.fitting.fit_selector`), NaN scores fail its fit
 (:mod:`~fsbench.plugins.ranking`), its printed output goes to standard error, and the probe
 warns (:class:`PluginWarning`) when two fits with the same ``random_state`` differ.
 

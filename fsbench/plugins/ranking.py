@@ -186,7 +186,7 @@ class ExternalSelector(BaseSelector):
     and ``diagnostics_`` (the estimator's own, its scalar entries; else empty).
     The estimator sees X as given and y coded 0..c-1. Its scores may be NaN only for features
     constant in X (the module's rule); fsbench fits it on its own copy of X
-    (:func:`fsbench.fitting.fit_selector`), so it may change it.
+    (:func:`fsbench.engine.fitting.fit_selector`), so it may change it.
     """
 
     _parameter_constraints: dict = {

@@ -1,6 +1,6 @@
 """Accuracy-vs-number-of-features curves: one panel per dataset, one line per selector.
 
-The styling here is shared with the papers' figures (:mod:`fsbench.report.figures`) so that a
+The styling here is shared with the papers' figures (:mod:`fsbench.papers.figures`) so that a
 figure stays legible with 8-12 selectors:
 
 - every selector has a fixed style by its position (:func:`line_styles`): a colour from a
@@ -21,7 +21,7 @@ panels per classifier, each set starting a row, titled with the dataset and the 
 a selector keeps its style in every set. Nothing is averaged over classifiers; ``classifier``
 plots one classifier's rows only. Results without the column are drawn as they always were.
 
-``metric`` (:data:`fsbench.metrics.METRICS`) draws another metric than accuracy, pooled over
+``metric`` (:data:`fsbench.evaluation.metrics.METRICS`) draws another metric than accuracy, pooled over
 the folds of a repetition by summing its per-class counts; the y-axis names it.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fsbench.metrics import metric_label
+from fsbench.evaluation.metrics import metric_label
 from fsbench.report.tables import classifiers_in, group_keys, per_repeat, select_classifier
 
 #: marker shapes, one per selector position (cycled after twelve); ``*`` is left to the
@@ -216,12 +216,12 @@ def save_figure(fig: Any, stem: str | Path) -> list[Path]:
     do not change without a reason).
 
     Both files are drawn in memory first, then each written atomically (a temporary file in the
-    same folder renamed into place, :func:`fsbench.store.atomic_write_bytes`): a drawing that
+    same folder renamed into place, :func:`fsbench.storage.atomic_write_bytes`): a drawing that
     fails, or a killed process, leaves the previous figure whole, never a truncated one.
     """
     import io
 
-    from fsbench.store import atomic_write_bytes
+    from fsbench.storage import atomic_write_bytes
 
     stem = Path(stem)
     if stem.suffix in (".png", ".pdf"):

@@ -12,8 +12,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from fsbench.csvread import read_table
-from fsbench.store import (
+from fsbench.storage import (
     COLUMNS,
     CONFIG_FILE,
     ROW_KEY,
@@ -24,6 +23,7 @@ from fsbench.store import (
     load_runs,
     read_task,
 )
+from fsbench.storage.csvread import read_table
 
 
 def config_comment(config: Path) -> str:

@@ -33,7 +33,7 @@ Choices, stated once:
   k row: median and total of ``fit_seconds`` (the selector's final fit with the chosen
   parameters; a tuned selector's grid search is not in it) and ``task_seconds`` (the whole
   task: grid search, final fit and evaluation).
-- **Metric** (``metric``, :data:`fsbench.metrics.METRICS`, default accuracy): the score compared.
+- **Metric** (``metric``, :data:`fsbench.evaluation.metrics.METRICS`, default accuracy): the score compared.
   Where a repetition pools its folds (Friedman blocks, the Pareto points) the metric is computed
   from the per-class counts summed over the folds; the per-dataset pairwise tests compare each
   split's (fold's) own metric, as they compare each fold's accuracy.
@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from fsbench.errors import FsbenchError
-from fsbench.metrics import row_metric
+from fsbench.evaluation.metrics import row_metric
 from fsbench.report.tables import per_repeat
 from fsbench.stats import (
     RECORD_FIELDS,

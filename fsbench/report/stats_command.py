@@ -12,7 +12,7 @@ without them stability is skipped with a note. A dataset's number of features (w
 stability estimators need) comes from the dataset registry, or for a user's data file from
 reading it at the path its config.yaml records (skipped with a note when it cannot be read).
 
-``metric`` (:data:`fsbench.metrics.METRICS`, default accuracy) is the score ranked, tested and
+``metric`` (:data:`fsbench.evaluation.metrics.METRICS`, default accuracy) is the score ranked, tested and
 plotted; a metric other than accuracy needs every folder's per-class counts (a folder written
 before fsbench recorded them is refused in one sentence).
 """
@@ -29,7 +29,7 @@ import pandas as pd
 import yaml
 
 from fsbench.errors import FsbenchError
-from fsbench.metrics import check_metric, check_metric_name
+from fsbench.evaluation.metrics import check_metric, check_metric_name
 from fsbench.report import statistics as S
 from fsbench.report.tables import FORMATS, one_classifier
 from fsbench.stats import ROPE
@@ -72,7 +72,7 @@ def read_rankings(folder: Path, runs: pd.DataFrame | None = None) -> pd.DataFram
     """A folder's rankings (columns dataset, repeat, fold, selector, position, feature), None
     when it has none; FsbenchError when the file is damaged or, given the folder's ``runs``, was
     written by another configuration than theirs (the fingerprint in its gzip header)."""
-    from fsbench.store import RANKINGS_FILE, load_rankings, rankings_fingerprint
+    from fsbench.storage import RANKINGS_FILE, load_rankings, rankings_fingerprint
 
     if not (folder / RANKINGS_FILE).is_file():
         return None
@@ -83,7 +83,7 @@ def read_rankings(folder: Path, runs: pd.DataFrame | None = None) -> pd.DataFram
         if ours != {recorded}:
             raise FsbenchError(f"{str(folder / RANKINGS_FILE)!r} was written by configuration {recorded}, the rows "
                                f"beside it by {', '.join(sorted(ours))}; move it away, or regenerate it with "
-                               f"'python -m fsbench.rankings {folder}'.")
+                               f"'fsbench rankings regenerate {folder}'.")
     return rankings
 
 
@@ -109,7 +109,7 @@ def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
 def load_inputs(folders: list[Path], classifier: str | None, *, metric: str = "accuracy") -> Inputs:
     """Every folder's runs (of ``classifier``), rankings, protocol and datasets' sizes; FsbenchError
     when a folder lacks the per-class counts ``metric`` needs."""
-    from fsbench.store import load_runs
+    from fsbench.storage import load_runs
 
     if len({f.resolve() for f in folders}) < len(folders):
         raise FsbenchError("A results folder is given twice; give each once.")
@@ -216,7 +216,7 @@ def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: st
     ``metric``: the score compared (default accuracy).
     """
     from fsbench.report.stats_summary import format_summary, selector_summary
-    from fsbench.store import check_writable_folder
+    from fsbench.storage import check_writable_folder
 
     check_options(alpha, rope, fmt)
     check_metric_name(metric)
@@ -279,10 +279,10 @@ def _write(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stabil
 def _write_files(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stability: pd.DataFrame | None,
                  cost: pd.DataFrame, points: pd.DataFrame, selectors: list[str], alpha: float,
                  classifier: str | None, runs: pd.DataFrame, at: str, metric: str = "accuracy") -> list[Path]:
-    from fsbench.metrics import metric_label
+    from fsbench.evaluation.metrics import metric_label
     from fsbench.report.plots import spread_captions
     from fsbench.report.stats_figures import cd_figure, pareto_figure, stability_figure
-    from fsbench.store import atomic_write_text
+    from fsbench.storage import atomic_write_text
 
     written: list[Path] = []
 

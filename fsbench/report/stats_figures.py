@@ -82,7 +82,7 @@ def pareto_figure(points: pd.DataFrame, out_stem: str | Path, selectors: Sequenc
     per selector, its label beside it, and the Pareto front (no selector both faster and more
     accurate) as a grey step line. ``points``: :func:`fsbench.report.statistics.pareto_points`;
     ``metric``: what its ``accuracy`` column holds, named on the y-axis."""
-    from fsbench.metrics import metric_label
+    from fsbench.evaluation.metrics import metric_label
 
     name, unit = metric_label(metric, percent=False), "x 100" if metric in ("kappa", "mcc") else "%"
     selectors = list(selectors) if selectors is not None else [str(s) for s in dict.fromkeys(points["selector"])]

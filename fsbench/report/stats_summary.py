@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from fsbench.metrics import metric_label
+from fsbench.evaluation.metrics import metric_label
 from fsbench.report.statistics import FriedmanTables
 
 SUMMARY_COLUMNS = ("selector", "average_rank", "accuracy", "stability", "fit_seconds", "wins", "losses")

@@ -4,9 +4,9 @@ Accuracy of one repetition is pooled over its folds (correct / tested): for a ho
 protocol that is the trial's test accuracy, for k-fold the cross-validated accuracy. The
 table gives the mean and the standard deviation (ddof = 1) over repetitions, in percent.
 
-Other metrics (``metric``: :data:`fsbench.metrics.METRICS`) are pooled the same way: the
+Other metrics (``metric``: :data:`fsbench.evaluation.metrics.METRICS`) are pooled the same way: the
 per-class counts of a repetition's folds are summed first and the metric is computed from the
-sums (:func:`fsbench.metrics.pooled_metric`); kappa and MCC are shown x 100. A cell whose rows
+sums (:func:`fsbench.evaluation.metrics.pooled_metric`); kappa and MCC are shown x 100. A cell whose rows
 include a classifier fit that did not converge (``diag_classifier_unconverged`` > 0) is marked
 with a trailing ``†`` and a footnote (csv: an ``n_unconverged`` column); results without that
 column mark nothing.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fsbench.errors import FsbenchError
-from fsbench.metrics import check_metric_name, metric_label, pooled_metric, unconverged
+from fsbench.evaluation.metrics import check_metric_name, metric_label, pooled_metric, unconverged
 
 FORMATS = ("markdown", "csv", "latex")
 #: the column naming each row's classifier (absent from results of one classifier written before)
@@ -150,7 +150,7 @@ def accuracy_table(runs: pd.DataFrame, k: int | None = None, classifier: str | N
 
 
 def failed_cells(failures: pd.DataFrame | None) -> dict[tuple[str, str], int]:
-    """(dataset, selector) -> the number of its tasks that failed (fsbench.store.load_failures)."""
+    """(dataset, selector) -> the number of its tasks that failed (fsbench.storage.load_failures)."""
     if failures is None or not len(failures):
         return {}
     counts = failures.groupby(["dataset", "selector"], sort=False).size()

@@ -32,8 +32,7 @@ _loaded = False
 SELECTOR_SCOPE = ("fsbench.selectors.", "fsbench.fixed_order")
 #: the code whose identity every row carries as ``protocol_code``: the protocol, the classifiers it
 #: builds, its exact LIBSVM and LIBLINEAR routes and the fixed-order sums they call
-PROTOCOL_SCOPE = ("fsbench.protocol", "fsbench.classifiers", "fsbench.linear_libsvm", "fsbench.linear_liblinear",
-                  "fsbench.fixed_order")
+PROTOCOL_SCOPE = ("fsbench.evaluation.", "fsbench.fixed_order")
 
 
 def selector_code(name: str) -> str:
@@ -49,8 +48,8 @@ def selector_code(name: str) -> str:
 
 def protocol_code() -> str:
     """The code identity of the evaluation protocol: :func:`fsbench.code_identity.module_digest` of
-    fsbench.protocol within :data:`PROTOCOL_SCOPE`, recorded in every row as ``protocol_code``."""
-    return module_digest("fsbench.protocol", PROTOCOL_SCOPE)
+    fsbench.evaluation.protocol within :data:`PROTOCOL_SCOPE`, recorded in every row as ``protocol_code``."""
+    return module_digest("fsbench.evaluation.protocol", PROTOCOL_SCOPE)
 
 
 def register(name: str) -> Callable[[type[BaseSelector]], type[BaseSelector]]:

@@ -20,7 +20,7 @@ declares ``_parameter_constraints`` (parameter -> list of allowed constraints, a
 may hold: :class:`StrictInterval`, ``StrOptions``, ``"boolean"``, ``None`` ...), ``fit`` checks
 them with scikit-learn's ``_validate_params`` and then calls :meth:`BaseSelector.check_params`
 for the rules that tie parameters together. ``fsbench`` checks a config's values against the
-same constraints before anything runs (``fsbench.config``).
+same constraints before anything runs (``fsbench.configuration.parse``).
 """
 
 from __future__ import annotations

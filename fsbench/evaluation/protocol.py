@@ -15,11 +15,12 @@ One outer split (a trial of a hold-out protocol, or a fold of a k-fold protocol)
 Nothing computed from the test part reaches steps 3 and 4 (with ``global`` standardization the
 test part's mean and variance do, which is the papers' protocol and is reported as such).
 
-Classifiers are :class:`fsbench.classifiers.ClassifierSpec` (built-ins by name, any
+Classifiers are :class:`fsbench.evaluation.classifiers.ClassifierSpec` (built-ins by name, any
 scikit-learn classifier by class); a single ``classifier:`` of a config
-(:class:`~fsbench.config.ClassifierConfig`) is the spec :func:`fsbench.classifiers.spec_from_config`
-gives, and evaluates exactly as before several classifiers existed. Every classifier of a
-split is tuned on the same inner folds and seeded with the same seed, so a classifier's rows
+(:class:`~fsbench.configuration.experiment.ClassifierConfig`) is the spec
+:func:`fsbench.evaluation.classifiers.spec_from_config` gives, and evaluates exactly as before
+several classifiers existed. Every classifier of a split is tuned on the same inner folds and
+seeded with the same seed, so a classifier's rows
 do not depend on which other classifiers the config lists.
 
 Tuning rules, stated once:
@@ -44,11 +45,11 @@ Tuning rules, stated once:
 How the numbers are computed: a classifier that is exactly ``SVC(kernel="linear")`` but C (the
 built-in ``linear_svm`` on LIBSVM) is trained on one precomputed kernel matrix per k, shared by the
 inner folds, the C grid and the refit, whose entries are sums in a stated order, the same bits on
-every machine (:mod:`fsbench.linear_libsvm` says where that equals ``SVC(kernel="linear")``, whose
+every machine (:mod:`fsbench.evaluation.linear_libsvm` says where that equals ``SVC(kernel="linear")``, whose
 BLAS kernel differs per CPU); a classifier that is exactly
 ``LinearSVC`` as fsbench builds it (``crammer_singer``, ``linear_svm`` on LIBLINEAR) is trained by
 calling LIBLINEAR directly with the arguments ``LinearSVC.fit`` passes, without its per-fit
-validation (:mod:`fsbench.linear_liblinear`, which states why its predictions are
+validation (:mod:`fsbench.evaluation.linear_liblinear`, which states why its predictions are
 ``LinearSVC``'s, bit for bit); every other classifier is fitted through its scikit-learn
 estimator for every inner fold, k and grid point.
 
@@ -58,7 +59,7 @@ estimator without a C parameter, e.g. ``knn`` and ``random_forest``), ``inner_ac
 (the chosen point's inner-CV accuracy; NaN when nothing is tuned), and from
 :func:`evaluate_classifiers` also ``classifier`` (the spec's label) and ``classifier_params``
 (JSON of the parameters the config sets for the classifier: its fixed ``params`` and the chosen
-grid point, keys sorted; see :func:`fsbench.classifiers.chosen_params`).
+grid point, keys sorted; see :func:`fsbench.evaluation.classifiers.chosen_params`).
 
 Every row also counts, per class, in the order of the dataset's classes (the labels of the
 training and test parts together, sorted: fsbench's 0..c-1, every one of the c classes, a class
@@ -87,14 +88,14 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
-from fsbench import linear_liblinear, linear_libsvm
-from fsbench.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
 from fsbench.errors import FsbenchError
+from fsbench.evaluation import linear_liblinear, linear_libsvm
+from fsbench.evaluation.classifiers import ClassifierSpec, as_spec, chosen_params, make_classifier
+from fsbench.evaluation.linear_libsvm import Counts, Refit, dataset_classes, fit_recording, per_class
 from fsbench.fixed_order import column_sums
-from fsbench.linear_libsvm import Counts, Refit, dataset_classes, fit_recording, per_class
 
 if TYPE_CHECKING:  # the configuration layer sits above the protocol: its types only annotate
-    from fsbench.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
+    from fsbench.configuration.experiment import ClassifierConfig, InnerCVConfig, ProtocolConfig
 
 
 def derive_seed(*parts: Any) -> int:
@@ -195,7 +196,7 @@ def _accuracy(clf: ClassifierMixin, X_fit, y_fit, X_eval, y_eval, *, classes: np
               ) -> Counts:
     """The generic route's one fit and prediction: correct predictions of ``y_eval``, whether the fit
     warned with ``ConvergenceWarning`` (recorded, kept off the console), and the per-class counts over
-    ``classes`` when given (:class:`fsbench.linear_libsvm.Counts` of one grid point)."""
+    ``classes`` when given (:class:`fsbench.evaluation.linear_libsvm.Counts` of one grid point)."""
     unconverged = fit_recording(clf, X_fit, y_fit)
     predictions = clf.predict(X_eval)
     predicted = right = None
@@ -226,7 +227,7 @@ def _generic_grid(X: np.ndarray, y: np.ndarray, folds: Sequence[tuple[np.ndarray
 
 def _liblinear_route(estimators: Sequence[Any], y: np.ndarray, *Xs: np.ndarray,
                      ) -> tuple[linear_liblinear.Solver, list[float]] | None:
-    """LIBLINEAR's direct route (:mod:`fsbench.linear_liblinear`) when the estimators are ``LinearSVC``
+    """LIBLINEAR's direct route (:mod:`fsbench.evaluation.linear_liblinear`) when the estimators are ``LinearSVC``
     as fsbench builds them (defaults but C, max_iter, multi_class, random_state) and the data is what
     it handles exactly; else None."""
     fast = linear_liblinear.solver_for(estimators)
@@ -249,10 +250,10 @@ def cv_accuracy_grid(
     classifier for a fixed ranking, a per-fold refit when tuning a selector).
 
     A classifier that is exactly ``SVC(kernel="linear")`` but C (the built-in ``linear_svm`` on
-    LIBSVM) is evaluated by :func:`fsbench.linear_libsvm.inner_counts`: LIBSVM on the linear kernel
+    LIBSVM) is evaluated by :func:`fsbench.evaluation.linear_libsvm.inner_counts`: LIBSVM on the linear kernel
     as fsbench computes it (sums in a stated order), one kernel matrix per k. A
     ``LinearSVC`` as fsbench builds it (``crammer_singer``, ``linear_svm`` on LIBLINEAR) is evaluated
-    by :func:`fsbench.linear_liblinear.inner_counts`: LIBLINEAR called directly, the same predictions.
+    by :func:`fsbench.evaluation.linear_liblinear.inner_counts`: LIBLINEAR called directly, the same predictions.
     """
     spec = as_spec(cfg)
     points = spec.grid_points()
@@ -310,12 +311,12 @@ def _evaluate_one(
     estimators = [make_classifier(spec, point, seed) for point in points]
     fast = linear_libsvm.solver_for(estimators)
     fast_linear = _liblinear_route(estimators, y_train, X_train, X_test) if fast is None else None
-    if fast is not None:  # the same numbers as below, one kernel matrix per k (fsbench.linear_libsvm)
+    if fast is not None:  # the same numbers as below, one kernel matrix per k (fsbench.evaluation.linear_libsvm)
         solver, Cs = fast
         grid, picked, refits = linear_libsvm.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
                                                       solver, lambda row: best_point(row, spec), classes=classes)
         chosen = [points[j] for j in picked]
-    elif fast_linear is not None:  # the same numbers as below, LIBLINEAR called directly (fsbench.linear_liblinear)
+    elif fast_linear is not None:  # the same numbers as below, LIBLINEAR called directly (evaluation.linear_liblinear)
         linear_solver, Cs = fast_linear
         grid, picked, refits = linear_liblinear.evaluate(X_train, y_train, X_test, y_test, ranking, ks, folds, Cs,
                                                          linear_solver, lambda row: best_point(row, spec),

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from fsbench.configuration.experiment import SelectorConfig
 from fsbench.errors import FsbenchError
-from fsbench.experiment import SelectorConfig
 from fsbench.selectors import get_selector, selector_code
-from fsbench.store import load_ranking, save_ranking
+from fsbench.storage import load_ranking, save_ranking
 
 
 class FitTimeout(Exception):
@@ -222,7 +222,7 @@ def fit_selector(
     meta = {"fit_seconds": seconds, "n_iter": int(getattr(selector, "n_iter_", 0) or 0),
             "diagnostics": diagnostics, "warnings": messages, "input_written": written}
     if hasattr(selector, "objective_"):
-        # kept with the ranking so that the objective figures reuse this fit (fsbench.traces)
+        # kept with the ranking so that the objective figures reuse this fit (fsbench.engine.traces)
         meta["objective"] = np.asarray(selector.objective_, dtype=float).ravel().tolist()
     if cache is not None:
         entry = (cache, key, ranking, np.asarray(selector.scores_, dtype=float), meta)

@@ -4,12 +4,12 @@ A task's rows record, for every k, the test accuracy of the classifier refitted 
 features of the task's ranking with the C (or grid point) its inner search chose. Replaying that
 last step with the stored ranking (same split, preprocessing, classifier, seed and C) must give
 each row's ``n_correct``; a ranking that does not was not the one the rows evaluated (a refit
-by ``python -m fsbench.rankings`` of rows that other code, or another machine's floating point,
+by ``fsbench rankings regenerate`` of rows that other code, or another machine's floating point,
 computed). Such a task's ranking is removed from ``rankings.csv.gz`` (stability is then computed
 without it) and the task is named: a ranking beside rows it did not produce would look right and
 be wrong.
 
-``python -m fsbench.rankings_check RESULTS_DIR [--data-dir DIR] [-j N]`` checks every task with a
+``fsbench rankings check RESULTS_DIR [--data-dir DIR] [-j N]`` checks every task with a
 ranking; it costs one classifier fit per row (the protocol's final evaluation), not the inner CV.
 """
 
@@ -26,12 +26,13 @@ import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from fsbench.classifiers import as_spec
+from fsbench.configuration.experiment import Experiment
+from fsbench.engine.regenerate_rankings import check_folder, load_data
+from fsbench.engine.tasks import Task, task_data
 from fsbench.errors import FsbenchError
-from fsbench.experiment import Experiment
-from fsbench.protocol import refit_count
-from fsbench.rankings import check_folder, load_data
-from fsbench.store import (
+from fsbench.evaluation.classifiers import as_spec
+from fsbench.evaluation.protocol import refit_count
+from fsbench.storage import (
     RANKINGS_FILE,
     RUNS_FILE,
     TASK_KEY,
@@ -41,7 +42,6 @@ from fsbench.store import (
     rankings_fingerprint,
     write_rankings_table,
 )
-from fsbench.tasks import Task, task_data
 
 __all__ = ["check_rankings"]
 
@@ -61,7 +61,7 @@ def _point(spec: Any, row: pd.Series) -> dict[str, Any]:
 def _replay(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, ranking: np.ndarray,
             rows: pd.DataFrame) -> list[tuple[int, int, int]]:
     """(k, replayed n_correct, recorded n_correct) of every row of the task that differs: the
-    protocol's final refit and count (fsbench.protocol.refit_count) with the grid point the row records."""
+    protocol's final refit and count (fsbench.evaluation.protocol.refit_count) with the grid point the row records."""
     data = task_data(experiment, task, X, y)
     spec = as_spec(experiment.classifier)
     differ = []
@@ -81,8 +81,8 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
     rows from ``rankings.csv.gz`` (rewritten atomically, under the folder's lock). Returns the
     dropped tasks' descriptions. Datasets not found are skipped (their rankings kept), saying so;
     ``data`` may hold already loaded datasets (name -> object with ``X`` and ``y``)."""
-    from fsbench.runner import plan
-    from fsbench.traces import experiment_from_results
+    from fsbench.engine.runner import plan
+    from fsbench.engine.traces import experiment_from_results
 
     out = Path(results_dir)
     say = echo or (lambda text: None)
@@ -137,7 +137,7 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
 @click.option("-j", "--n-jobs", type=int, default=1, show_default=True)
 def main(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
     """Check that RESULTS_DIR's rankings.csv.gz reproduces its rows; drop the rankings that do not."""
-    from fsbench.console import sigterm_as_interrupt, stop_workers
+    from fsbench.engine.console import sigterm_as_interrupt, stop_workers
 
     try:
         with sigterm_as_interrupt():

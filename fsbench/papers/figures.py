@@ -7,7 +7,7 @@
   of ``fsbench plot`` are.
 - :func:`accuracy_per_p`: DSO-FS with p fixed, accuracy vs k, one line per p (DSO-FS Fig. 1).
 - :func:`objective_curves`: objective per iteration of the iterative selectors (SL2P Figs. 2
-  and 3, and the same for RFS, DSO-FS and the l2,1 SVM), from :mod:`fsbench.traces`.
+  and 3, and the same for RFS, DSO-FS and the l2,1 SVM), from :mod:`fsbench.engine.traces`.
 - :func:`paper_figures`: all of them for one paper's results directory.
 
 Accuracy statistics follow :mod:`fsbench.report.tables`: one accuracy per repetition (pooled
@@ -24,7 +24,6 @@ from typing import Any
 
 import pandas as pd
 
-from fsbench.csvread import read_table
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
 from fsbench.report.plots import (
@@ -40,7 +39,8 @@ from fsbench.report.plots import (
     shared_caption,
     spread_captions,
 )
-from fsbench.store import TRACES_FILE, load_runs
+from fsbench.storage import TRACES_FILE, load_runs
+from fsbench.storage.csvread import read_table
 
 #: the figure of each paper that :func:`accuracy_curves` redraws
 FIGURE_TITLES = {
@@ -240,11 +240,11 @@ def objective_curves(traces: pd.DataFrame, path: str | Path) -> list[Path]:
     dataset with one line per p, its ||W||_{2,p} divided by the first iteration's value, since
     the norms of different p differ by tens of orders of magnitude. The y axis is logarithmic
     when every value of the panel is positive. Each panel's title counts the traces that never
-    rose by more than their ``monotone`` tolerance (:mod:`fsbench.traces`). Writes
+    rose by more than their ``monotone`` tolerance (:mod:`fsbench.engine.traces`). Writes
     ``<path>.png`` and ``<path>.pdf``.
     """
     if traces.empty:
-        raise FsbenchError("No objective traces to plot; compute them with fsbench.traces.write_traces first.")
+        raise FsbenchError("No objective traces to plot; compute them with fsbench.engine.traces.write_traces first.")
     plt = pyplot()
     methods = [m for m in OBJECTIVES if m in set(traces["method"])]
     methods += [m for m in dict.fromkeys(traces["method"]) if m not in methods]
@@ -302,7 +302,7 @@ def paper_figures(
     the runs hold fixed-p DSO-FS selectors (:func:`accuracy_per_p`), and ``objective.{png,pdf}``
     when ``results_dir/objective.csv`` exists. Given ``data`` (dataset name -> object with X
     and y) and no objective.csv, the traces are computed first with the experiment of
-    ``results_dir/config.yaml`` (:func:`fsbench.traces.write_traces`).
+    ``results_dir/config.yaml`` (:func:`fsbench.engine.traces.write_traces`).
     """
     _check_paper(paper)
     results_dir = Path(results_dir)
@@ -313,7 +313,7 @@ def paper_figures(
     if per_p:
         written += per_p
     if not (results_dir / TRACES_FILE).is_file() and data is not None:
-        from fsbench.traces import experiment_from_results, write_traces
+        from fsbench.engine.traces import experiment_from_results, write_traces
 
         write_traces(experiment_from_results(results_dir), data, runs, results_dir)
     return written + objective_figure(results_dir, out)
@@ -331,7 +331,7 @@ def objective_figure(results_dir: str | Path, out_dir: str | Path | None = None)
 
 
 def read_traces(path: str | Path) -> pd.DataFrame:
-    """Read an ``objective.csv`` written by :func:`fsbench.traces.write_traces` (labels as strings)."""
+    """Read an ``objective.csv`` written by :func:`fsbench.engine.traces.write_traces` (labels as strings)."""
     try:
         traces = read_table(path, labels=("dataset", "selector", "method"))
     except pd.errors.EmptyDataError:

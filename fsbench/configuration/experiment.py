@@ -1,4 +1,4 @@
-"""The experiment as fsbench runs it: a validated, frozen description (built by fsbench.config)."""
+"""The experiment as fsbench runs it: a validated, frozen description (built by fsbench.configuration.parse)."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ class Experiment:
     n_jobs: int = 1
     description: str = ""
     source: str = "<config>"
-    #: the entries of a ``classifiers:`` list (fsbench.classifiers.ClassifierSpec); empty when the
+    #: the entries of a ``classifiers:`` list (fsbench.evaluation.classifiers.ClassifierSpec); empty when the
     #: config names its one classifier with ``classifier:`` (rows then have no classifier column)
     classifiers: tuple[Any, ...] = ()
     #: datasets read from users' files (their names are in ``datasets`` too)
@@ -159,7 +159,7 @@ class Experiment:
         a selector's grid."""
         if self.classifiers:
             return self.classifiers
-        from fsbench.classifiers import spec_from_config
+        from fsbench.evaluation.classifiers import spec_from_config
 
         return (spec_from_config(self.classifier),)
 

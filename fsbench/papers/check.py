@@ -2,7 +2,7 @@
 
 The subset is the paper's own configuration restricted to a few small datasets and the first
 repetitions. Splits, task seeds and inner folds derive from the config seed and each task's
-identity only (fsbench/protocol.py), so these tasks are exactly tasks of the full run: their
+identity only (fsbench/evaluation/protocol.py), so these tasks are exactly tasks of the full run: their
 rows must equal the committed rows, number for number. The check fails when
 
 - a committed row is missing, or a rerun row differs from it (accuracy, chosen C and
@@ -13,7 +13,7 @@ rows must equal the committed rows, number for number. The check fails when
 
 except for a row whose top k was decided by rounding: the rerun records how far its k-th
 feature's score stands above the next one's (``ranking_margin``,
-:func:`fsbench.tasks.ranking_margins`); where that is below :data:`ROUNDING_MARGIN` a different
+:func:`fsbench.engine.tasks.ranking_margins`); where that is below :data:`ROUNDING_MARGIN` a different
 count, C or inner accuracy is reported as "decided by rounding" and does not fail the check
 (the last bits of two scores, which another machine's BLAS may set otherwise, chose the
 features). Every other difference still fails;
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fsbench.config import Experiment
-from fsbench.store import ROW_KEY
+from fsbench.configuration.parse import Experiment
+from fsbench.storage import ROW_KEY
 
 #: (datasets, repetitions) rerun by the check: small datasets of each paper, first repetitions.
 CHECK_SUBSETS: dict[str, tuple[tuple[str, ...], int]] = {
@@ -138,7 +138,7 @@ def as_read_back(runs: pd.DataFrame) -> pd.DataFrame:
     """runs.csv.gz as read back from disk, so rerun and committed values share their types."""
     from io import StringIO
 
-    from fsbench.csvread import read_table
+    from fsbench.storage.csvread import read_table
 
     return read_table(StringIO(runs.to_csv(index=False)))
 
@@ -147,11 +147,11 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
                 data_dir: Path | None = None, n_jobs: int | None = None, scheduler: str | None = None
                 ) -> CheckResult:
     """Rerun the paper's check subset into ``work_dir`` and compare it with ``results_dir``."""
+    from fsbench.engine.runner import run_experiment
     from fsbench.papers import TABLES
-    from fsbench.report.paper import compare_table, format_paper_table
+    from fsbench.papers.tables import compare_table, format_paper_table
     from fsbench.report.results import complete_runs
-    from fsbench.runner import run_experiment
-    from fsbench.store import load_runs, planned_datasets
+    from fsbench.storage import load_runs, planned_datasets
 
     result = CheckResult(paper)
     committed = load_runs(results_dir)

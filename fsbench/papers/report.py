@@ -23,15 +23,15 @@ import pandas as pd
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, PROPOSED, TABLES, TITLES, PrintedTable, dataset_titles, method_titles, paper_datasets
 from fsbench.papers.changes import CHANGES_FILE
+from fsbench.papers.claims import ALPHA, claims_section, compare_variant, headline_claims
+from fsbench.papers.figures import per_p_curves
 from fsbench.papers.layout import Layout
-from fsbench.report.claims import ALPHA, claims_section, compare_variant, headline_claims
-from fsbench.report.figures import per_p_curves
+from fsbench.papers.statistics import ranks_section, stability_section
+from fsbench.papers.tables import compare_table, format_paper_table, ill_posed, reproduction_summary
 from fsbench.report.markdown import hours, md_table, num, pvalue, share
-from fsbench.report.paper import compare_table, format_paper_table, ill_posed, reproduction_summary
-from fsbench.report.paper_stats import ranks_section, stability_section
 from fsbench.report.results import Results, config_comment, load_results, variant_description
 from fsbench.report.stats_command import read_rankings
-from fsbench.store import RUNS_FILE, TASK_KEY, atomic_write_text, read_runlog
+from fsbench.storage import RUNS_FILE, TASK_KEY, atomic_write_text, read_runlog
 
 FIGURES = (("curves", "accuracy vs number of selected features"),
            ("accuracy_per_p", "accuracy vs k for each fixed p"),
@@ -130,7 +130,7 @@ def _summary_section(papers: dict[str, Results]) -> list[str]:
 
 
 def _rule_section() -> list[str]:
-    import fsbench.report.paper as paper_module
+    import fsbench.papers.tables as paper_module
 
     return ["## The reproduction rule", "", (paper_module.__doc__ or "").strip(), ""]
 
@@ -279,7 +279,7 @@ def _variants_section(root: Path, papers: dict[str, Results], variants: dict[str
     lines = ["## Variants: what the papers' choices cost", "",
              "Each variant reruns a paper's config with one thing changed. Compared on the same (dataset, "
              "repetition, fold, selector, k) rows at the k of the paper's tables; diff = variant - main in "
-             "points; p: the corrected resampled t-test over the shared outer splits (fsbench.report.claims).", ""]
+             "points; p: the corrected resampled t-test over the shared outer splits (fsbench.papers.claims).", ""]
     any_variant = False
     for paper, result in papers.items():
         ks = sorted({k for table in TABLES[paper] for k in table.ks})

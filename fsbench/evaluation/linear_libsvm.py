@@ -1,6 +1,6 @@
 """The built-in ``linear_svm`` on LIBSVM, evaluated for every k and every C without redundant work.
 
-:func:`fsbench.protocol.cv_accuracy_grid` and the final evaluation train scikit-learn's
+:func:`fsbench.evaluation.protocol.cv_accuracy_grid` and the final evaluation train scikit-learn's
 ``SVC(kernel="linear", C=C)`` for every inner fold x k x C, then once per k. This module computes
 the same numbers (every prediction, hence every count, chosen C and inner accuracy) faster:
 
@@ -47,7 +47,7 @@ differ only where a row is decided by rounding. A sum in order also makes the ke
 one computation: the kernel of the first k features is that of the first k - 10 continued by ten
 more terms (:func:`fsbench.fixed_order.extend_linear_kernel`), bit for bit.
 
-What it does not change: the tuning rules (:func:`fsbench.protocol.best_point` chooses C),
+What it does not change: the tuning rules (:func:`fsbench.evaluation.protocol.best_point` chooses C),
 the pooled inner accuracy (correct / total over the folds), the folds, the classes' encoding and
 order (``np.unique``, as ``SVC``), LIBSVM's parameters (read from the estimator fsbench builds:
 ``tol``, ``shrinking``, ``cache_size``, ``max_iter``). It applies to the classifiers that are

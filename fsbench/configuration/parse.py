@@ -41,9 +41,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from fsbench.entries import parse_classifier, parse_classifiers, parse_data_file, parse_selector
-from fsbench.errors import ConfigError, FsbenchError
-from fsbench.experiment import (
+from fsbench.configuration.entries import parse_classifier, parse_classifiers, parse_data_file, parse_selector
+from fsbench.configuration.experiment import (
     BACKENDS,
     CLASSIFIERS,
     PROTOCOLS,
@@ -57,7 +56,8 @@ from fsbench.experiment import (
     SelectorConfig,
     reads_as_missing,
 )
-from fsbench.yamlio import Located, Reader, join_key, load_yaml
+from fsbench.configuration.yamlio import Located, Reader, join_key, load_yaml
+from fsbench.errors import ConfigError, FsbenchError
 
 __all__ = ["BACKENDS", "CLASSIFIERS", "PROTOCOLS", "RESERVED_PARAMS", "SELECT_ON", "STANDARDIZE",
            "ClassifierConfig", "Experiment", "InnerCVConfig", "ProtocolConfig", "SelectorConfig",

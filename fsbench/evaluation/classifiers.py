@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fsbench.experiment import ClassifierConfig
+    from fsbench.configuration.experiment import ClassifierConfig
 
 #: parameters no config may set, and why
 RESERVED = {"random_state": "fsbench derives it from the config seed and the task"}
@@ -176,7 +176,7 @@ def spec_from_config(cfg: ClassifierConfig, label: str | None = None) -> Classif
 
 
 def as_spec(classifier: ClassifierSpec | ClassifierConfig) -> ClassifierSpec:
-    """A spec as it is, a :class:`~fsbench.config.ClassifierConfig` through :func:`spec_from_config`."""
+    """A spec as it is, a :class:`~fsbench.configuration.parse.ClassifierConfig` through :func:`spec_from_config`."""
     return classifier if isinstance(classifier, ClassifierSpec) else spec_from_config(classifier)
 
 

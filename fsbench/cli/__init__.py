@@ -22,7 +22,7 @@ class _Group(click.Group):
     one sentence on stderr and exit status 2, and Ctrl-C into one line and status 130: no traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from fsbench.store import describe_os_error
+        from fsbench.storage import describe_os_error
 
         try:
             return super().invoke(ctx)
@@ -98,11 +98,11 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     again. Writes runs.csv.gz, the resolved config.yaml, runlog.jsonl, table.md and
     curves.png/.pdf to the results folder; only one run at a time may write a folder.
     """
-    from fsbench.config import load_experiment
-    from fsbench.console import INTERRUPTED, Progress, sigterm_as_interrupt
+    from fsbench.configuration.parse import load_experiment
+    from fsbench.engine.console import INTERRUPTED, Progress, sigterm_as_interrupt
+    from fsbench.engine.runner import run_experiment
     from fsbench.report import format_table, plot_curves
-    from fsbench.runner import run_experiment
-    from fsbench.store import RANKINGS_FILE, atomic_write_text, load_failures
+    from fsbench.storage import RANKINGS_FILE, atomic_write_text, load_failures
 
     experiment = load_experiment(config)
     out = out or Path("results") / experiment.name
@@ -113,7 +113,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
                                     skip_missing=skip_missing, recompute_stale=recompute_stale,
                                     on_start=progress.start, on_task_done=progress.done, on_note=progress.note,
                                     scheduler=scheduler, on_running=progress.running)
-    except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.workers)
+    except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.engine.workers)
         progress.close()
         click.echo(f"\n{INTERRUPTED}", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -160,7 +160,7 @@ def discard(results_dir: Path, selectors: tuple[str, ...], datasets: tuple[str, 
     runs.csv.gz, and nothing else. Then run the same config (or 'fsbench reproduce') again.
     Not for a folder a run is writing to.
     """
-    from fsbench.runner import discard_tasks
+    from fsbench.engine.runner import discard_tasks
 
     if not results_dir.is_dir():
         raise FsbenchError(f"No results folder {str(results_dir)!r}.")
@@ -195,7 +195,7 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
     verdicts (see results/papers/REPORT.md); the papers' tables are of accuracy only.
     """
     from fsbench.report import format_table
-    from fsbench.store import load_runs
+    from fsbench.storage import load_runs
 
     if paper is not None and metric != "accuracy":
         raise FsbenchError(f"The papers' tables print accuracy only, so --paper cannot show {metric}; leave out "
@@ -204,8 +204,8 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
     if paper is None:
         if results_dir is None:
             raise FsbenchError("Give a RESULTS_DIR (for example results/quickstart) or --paper NAME.")
-        from fsbench.metrics import check_metric
-        from fsbench.store import load_failures
+        from fsbench.evaluation.metrics import check_metric
+        from fsbench.storage import load_failures
 
         runs = load_runs(results_dir)
         check_metric(runs, metric, source=str(results_dir))
@@ -213,9 +213,9 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
                             metric=metric)
     else:
         from fsbench.papers import TABLES
-        from fsbench.report.paper import compare_table, format_paper_table
+        from fsbench.papers.tables import compare_table, format_paper_table
         from fsbench.report.results import complete_runs
-        from fsbench.store import planned_datasets
+        from fsbench.storage import planned_datasets
 
         folder = Path(results_dir or Path("results") / "papers" / paper)
         home = folder if folder.is_dir() else folder.parent
@@ -225,7 +225,7 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
                  for t in TABLES[paper]]
         text = "\n".join(parts)
     if output:
-        from fsbench.store import atomic_write_text
+        from fsbench.storage import atomic_write_text
 
         atomic_write_text(output, text)  # creates a missing folder, as plot -o does
         click.echo(f"wrote {output}", err=True)
@@ -236,7 +236,7 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
 def _check_paper_folder(paper: str, folder: Path, runs: Any, planned: list[str]) -> None:
     """Refuse ``table --paper`` on a folder of another experiment: one sentence naming what it holds."""
     from fsbench.papers import other_papers_experiment, paper_datasets
-    from fsbench.store import planned_selectors, read_config_doc
+    from fsbench.storage import planned_selectors, read_config_doc
 
     name = read_config_doc(folder).get("name")
     name = None if name is None else str(name)
@@ -262,9 +262,9 @@ def _check_paper_folder(paper: str, folder: Path, runs: Any, planned: list[str])
 def plot(results_dir: Path, out: Path | None, no_bands: bool, classifier: str | None, metric: str) -> None:
     """Accuracy (or --metric) vs number of selected features: a panel per dataset, a line per
     selector, light ± 1 sd bands."""
-    from fsbench.metrics import check_metric
+    from fsbench.evaluation.metrics import check_metric
     from fsbench.report import plot_curves
-    from fsbench.store import load_runs
+    from fsbench.storage import load_runs
 
     runs = load_runs(results_dir)
     check_metric(runs, metric, source=str(results_dir))
@@ -354,9 +354,9 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
     (which labels the results of unfinished runs, collected with --collect, as partial).
     """
     from fsbench.papers.layout import Layout
+    from fsbench.papers.reproduce import write_paper_figures, write_paper_tables, write_variant_figures
     from fsbench.report import format_table, plot_curves
-    from fsbench.store import RUNS_FILE, atomic_write_text, collect_runs, load_runs
-    from fsbench.workflows.reproduce import write_paper_figures, write_paper_tables, write_variant_figures
+    from fsbench.storage import RUNS_FILE, atomic_write_text, collect_runs, load_runs
 
     layout = Layout(configs_dir, results_root)
     for paper in papers or ("rfs", "dso-fs", "sl2p"):
@@ -385,8 +385,8 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
 
 def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: int | None,
                       recompute_stale: bool, scheduler: str | None = None) -> None:
-    from fsbench.console import INTERRUPTED, PROGRESS_EVERY, sigterm_as_interrupt
-    from fsbench.workflows.reproduce import run_config
+    from fsbench.engine.console import INTERRUPTED, PROGRESS_EVERY, sigterm_as_interrupt
+    from fsbench.papers.reproduce import run_config
 
     last_line = [time.monotonic()]
 
@@ -404,7 +404,7 @@ def _run_paper_config(config: Path, out: Path, data_dir: Path | None, n_jobs: in
             run_config(config, out, data_dir=data_dir, n_jobs=n_jobs, recompute_stale=recompute_stale,
                        scheduler=scheduler, on_task_done=done, on_running=running,
                        on_note=lambda text: click.echo(f"  Note: {text}.", err=True))
-    except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.workers)
+    except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.engine.workers)
         click.echo(f"\n{INTERRUPTED}", err=True)
         sys.exit(EXIT_INTERRUPTED)
 
@@ -420,14 +420,14 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, sc
     """Rerun a small faithful subset of each paper and compare it with the committed results.
 
     Fails (exit 1) when a rerun row differs from the committed one, when a printed cell that
-    reproduced no longer does, or when a committed table is stale. See fsbench/workflows/check.py.
+    reproduced no longer does, or when a committed table is stale. See fsbench/papers/check.py.
     """
     import tempfile
 
-    from fsbench.config import load_experiment
+    from fsbench.configuration.parse import load_experiment
+    from fsbench.papers.check import CHECK_SUBSETS, check_paper
     from fsbench.papers.layout import Layout
-    from fsbench.store import RUNS_FILE
-    from fsbench.workflows.check import CHECK_SUBSETS, check_paper
+    from fsbench.storage import RUNS_FILE
 
     layout = Layout(configs_dir, results_root)
     failed = False
@@ -461,7 +461,7 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, sc
 def report(configs_dir: Path, results_root: Path) -> None:
     """Write results/papers/REPORT.md from the paper results: tables, shares, claims, costs."""
     from fsbench.papers.layout import Layout
-    from fsbench.report.reproduction import write_report
+    from fsbench.papers.report import write_report
 
     click.echo(f"wrote {write_report(Layout(configs_dir, results_root))}")
 
@@ -470,7 +470,7 @@ def report(configs_dir: Path, results_root: Path) -> None:
 def selectors() -> None:
     """List every registered selector: a one-line description, then each parameter with its
     allowed values and default (a config's params and grid are checked against them)."""
-    from fsbench.config import RESERVED_PARAMS
+    from fsbench.configuration.parse import RESERVED_PARAMS
     from fsbench.selectors import registry
     from fsbench.selectors.base import format_value
 

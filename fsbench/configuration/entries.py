@@ -1,7 +1,7 @@
 """The entries of a config's lists, validated: selectors (and their parameters) and the classifier.
 
 Each parser takes the located YAML node of one entry and returns the frozen schema object of
-:mod:`fsbench.experiment`, or raises ConfigError naming the file, line and key path.
+:mod:`fsbench.configuration.experiment`, or raises ConfigError naming the file, line and key path.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from fsbench.errors import ConfigError
-from fsbench.experiment import (
+from fsbench.configuration.experiment import (
     BACKENDS,
     CLASSIFIERS,
     RESERVED_PARAMS,
@@ -21,7 +20,8 @@ from fsbench.experiment import (
     DataFileConfig,
     SelectorConfig,
 )
-from fsbench.yamlio import Located, Reader, describe_value, join_key
+from fsbench.configuration.yamlio import Located, Reader, describe_value, join_key
+from fsbench.errors import ConfigError
 
 
 def parse_classifier(r: Reader, node: Located | None) -> ClassifierConfig:
@@ -107,8 +107,8 @@ def parse_classifiers(r: Reader, node: Located, path: str = "classifiers") -> tu
     ``knn``, ``logistic``, ``random_forest``) or a mapping with ``name`` (a built-in, or the
     label of a ``class:`` given by import path), ``params`` and ``grid``; the built-in SVMs also
     take ``C`` (a list is tuned, a number fixed) and ``linear_svm`` its ``backend``, as under
-    ``classifier:``. Each is checked against its estimator (fsbench.classifiers)."""
-    from fsbench.classifiers import ClassifierSpecError, check_classifier_spec, classifier_spec
+    ``classifier:``. Each is checked against its estimator (fsbench.evaluation.classifiers)."""
+    from fsbench.evaluation.classifiers import ClassifierSpecError, check_classifier_spec, classifier_spec
 
     specs = []
     for i, item in enumerate(r.sequence(node, path)):

@@ -112,9 +112,9 @@ def compare_table(table: PrintedTable, runs: pd.DataFrame | None, planned: Colle
 def _not_worse_than_best(cells: pd.DataFrame, runs: pd.DataFrame | None) -> list[bool | None]:
     """Per cell: True for the best mean of its (dataset, k) row and for every method not
     significantly worse than it (corrected resampled t-test over the outer splits, two-sided
-    p >= 0.05, :mod:`fsbench.report.claims`); False for the others; None without results or
+    p >= 0.05, :mod:`fsbench.papers.claims`); False for the others; None without results or
     with fewer than two splits."""
-    from fsbench.report.claims import ALPHA, corrected_pvalue, split_accuracies, test_fraction
+    from fsbench.papers.claims import ALPHA, corrected_pvalue, split_accuracies, test_fraction
 
     out: list[bool | None] = [None] * len(cells)
     if runs is None or cells.empty or not {"fold", "n_train"} <= set(runs.columns):

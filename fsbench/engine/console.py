@@ -115,8 +115,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 def stop_workers() -> None:
     """Terminate joblib's reusable worker processes at once (they would idle on for minutes):
-    those of the commands that still run joblib (fsbench.rankings); a run's own workers
-    (fsbench.workers) stop with it."""
+    those of the commands that still run joblib (fsbench.engine.regenerate_rankings); a run's own workers
+    (fsbench.engine.workers) stop with it."""
     with contextlib.suppress(Exception):
         from joblib.externals.loky import get_reusable_executor
 

@@ -1,15 +1,15 @@
 """Rankings of results computed before fsbench kept them: every task's selector refitted.
 
-``python -m fsbench.rankings RESULTS_DIR [--data-dir DIR] [-j N]`` writes ``RESULTS_DIR/rankings.csv.gz``
-(:func:`fsbench.store.load_rankings`) for a results folder that holds ``config.yaml`` and
+``fsbench rankings regenerate RESULTS_DIR [--data-dir DIR] [-j N]`` writes ``RESULTS_DIR/rankings.csv.gz``
+(:func:`fsbench.storage.load_rankings`) for a results folder that holds ``config.yaml`` and
 ``runs.csv.gz`` (a committed folder needs no task files), without touching ``runs.csv.gz``.
 
 For each task of ``runs.csv.gz`` (one selector fitted on one outer split) the selector is fitted
 again exactly as the run fitted the ranking its rows evaluate: the same split, preprocessing and
-seed, through the runner's own code (:func:`fsbench.runner.plan`, :func:`fsbench.tasks.task_data`,
-:func:`fsbench.tasks.fit_task_selector`), with the parameters the rows record in ``params`` (for
+seed, through the runner's own code (:func:`fsbench.engine.runner.plan`, :func:`fsbench.engine.tasks.task_data`,
+:func:`fsbench.engine.tasks.fit_task_selector`), with the parameters the rows record in ``params`` (for
 a tuned selector, the grid point its inner search chose). The rows are checked first as a resuming
-run checks them (:func:`fsbench.resume.audit`: fingerprint, seeds, every k):
+run checks them (:func:`fsbench.engine.resume.audit`: fingerprint, seeds, every k):
 
 - rows whose ``code`` is another selector code than the current one are reported, and get no
   regenerated ranking (a saved one of this configuration is kept): recompute them with
@@ -24,7 +24,7 @@ run checks them (:func:`fsbench.resume.audit`: fingerprint, seeds, every k):
 
 Resumable and deterministic: each refitted ranking is saved at once under
 ``RESULTS_DIR/cache/regenerated-rankings/`` (a killed regeneration continues from there), and the
-rankings are merged into ``rankings.csv.gz`` by the runs' writer (:func:`fsbench.store.write_rankings`:
+rankings are merged into ``rankings.csv.gz`` by the runs' writer (:func:`fsbench.storage.write_rankings`:
 rows sorted, same bytes for any ``n_jobs``). The folder's lock is held throughout, so neither a
 run nor another regeneration can write the folder meanwhile.
 """
@@ -45,12 +45,13 @@ import numpy as np
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
+from fsbench.configuration.experiment import Experiment
+from fsbench.engine.fitting import selector_identity
+from fsbench.engine.resume import _Found, _rows_by_task, audit, check_rows_digests, per_selector, saved_rankings
+from fsbench.engine.runner import kept_ranking, plan
+from fsbench.engine.tasks import Task, fit_task_selector, task_data
 from fsbench.errors import FsbenchError
-from fsbench.experiment import Experiment
-from fsbench.fitting import selector_identity
-from fsbench.resume import _Found, _rows_by_task, audit, check_rows_digests, per_selector, saved_rankings
-from fsbench.runner import kept_ranking, plan
-from fsbench.store import (
+from fsbench.storage import (
     RANKINGS_DIR,
     RANKINGS_FILE,
     REGENERATION_DIR,
@@ -66,7 +67,6 @@ from fsbench.store import (
     write_rankings,
     write_task,
 )
-from fsbench.tasks import Task, fit_task_selector, task_data
 
 __all__ = ["check_folder", "load_data", "regenerate_rankings"]
 
@@ -84,7 +84,7 @@ def regenerate_rankings(results_dir: str | Path, data_dir: str | Path | None = N
     Raises FsbenchError when the folder is not a finished run's, its rows do not match its
     config.yaml, or another process holds it.
     """
-    from fsbench.traces import experiment_from_results
+    from fsbench.engine.traces import experiment_from_results
 
     out = Path(results_dir)
     say = echo or (lambda text: None)
@@ -290,7 +290,7 @@ def main(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
 
     Resumable: run the same command again after an interruption.
     """
-    from fsbench.console import sigterm_as_interrupt, stop_workers
+    from fsbench.engine.console import sigterm_as_interrupt, stop_workers
 
     try:
         with sigterm_as_interrupt():

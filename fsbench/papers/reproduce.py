@@ -9,7 +9,7 @@ Layout (relative to the project root)::
     results/papers/variants/<variant>/        the same for each variant
     results/papers/REPORT.md                  everything side by side (fsbench report)
 
-Every run is resumable (fsbench/runner.py); runlog.jsonl records each invocation's wall time
+Every run is resumable (fsbench/engine/runner.py); runlog.jsonl records each invocation's wall time
 and machine, so the report can state what the full run cost even when it spanned sessions.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fsbench.errors import FsbenchError
 from fsbench.papers import PAPERS, TABLES
-from fsbench.workflows.check import table_file
+from fsbench.papers.check import table_file
 
 
 def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
@@ -28,9 +28,9 @@ def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
     (from complete repetitions only, as in REPORT.md)."""
     import pandas as pd
 
-    from fsbench.report.paper import compare_table, format_paper_table
+    from fsbench.papers.tables import compare_table, format_paper_table
     from fsbench.report.results import complete_runs
-    from fsbench.store import atomic_write_text, load_runs, planned_datasets
+    from fsbench.storage import atomic_write_text, load_runs, planned_datasets
 
     runs = complete_runs(results_dir, load_runs(results_dir))
     planned, skipped = planned_datasets(results_dir)
@@ -54,8 +54,8 @@ def run_config(config: Path, out: Path, *, data_dir: Path | None, n_jobs: int | 
                on_running: Callable[[list[tuple[str, float]]], None] | None = None) -> Path:
     """Run (or resume) one configuration with missing datasets skipped; log its wall time.
     ``on_running`` receives the running tasks with their seconds, about every second."""
-    from fsbench.config import load_experiment
-    from fsbench.runner import run_experiment
+    from fsbench.configuration.parse import load_experiment
+    from fsbench.engine.runner import run_experiment
 
     experiment = load_experiment(config)
     run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=True,
@@ -75,10 +75,10 @@ def _write_traces(results_dir: Path, config: Path, data_dir: Path | None,
     """objective.csv of ``results_dir`` for the config's datasets with results (but those in
     ``leave_out``): fits only the traces objective.csv lacks, or reads the run's own fits.
     False, and nothing written, when no dataset is left."""
-    from fsbench.config import load_experiment
+    from fsbench.configuration.parse import load_experiment
     from fsbench.datasets import load
-    from fsbench.store import load_runs
-    from fsbench.traces import write_traces
+    from fsbench.engine.traces import write_traces
+    from fsbench.storage import load_runs
 
     runs = load_runs(results_dir)
     experiment = load_experiment(config)
@@ -95,7 +95,7 @@ def write_paper_figures(paper: str, results_dir: Path, config: Path, data_dir: P
     The objective traces (fits on each dataset's first training part with the parameters the
     runs chose most often) are kept in objective.csv; a later call fits only the new ones.
     """
-    from fsbench.report.figures import paper_figures
+    from fsbench.papers.figures import paper_figures
 
     _write_traces(results_dir, config, data_dir)
     return paper_figures(paper, results_dir)
@@ -107,9 +107,9 @@ def write_variant_figures(variant_dir: Path, config: Path, paper_config: Path, d
 
     Accuracy curves and table.md are written for every variant by ``fsbench reproduce``.
     """
-    from fsbench.config import load_experiment
-    from fsbench.report.figures import FIGURE_FILES, accuracy_per_p, objective_figure
-    from fsbench.store import load_runs
+    from fsbench.configuration.parse import load_experiment
+    from fsbench.papers.figures import FIGURE_FILES, accuracy_per_p, objective_figure
+    from fsbench.storage import load_runs
 
     written = accuracy_per_p(load_runs(variant_dir), variant_dir / FIGURE_FILES["per_p"]) or []
     if _write_traces(variant_dir, config, data_dir, leave_out=load_experiment(paper_config).datasets):

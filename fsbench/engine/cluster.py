@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError
 from typing import Any
 
+from fsbench.engine.workers import describe_exception
 from fsbench.errors import FsbenchError
-from fsbench.workers import describe_exception
 
 INSTALL_HINT = "pip install 'fsbench[dask]'"
 _LOCAL = re.compile(r"local(?::(\d+))?")

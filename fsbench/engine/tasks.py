@@ -1,5 +1,5 @@
 """A task: one selector fitted on one outer split of one dataset, its identity on disk, its data
-and its selector's fit (shared by the runner and the regeneration of rankings, fsbench.rankings)."""
+and its selector's fit (shared by the runner and the regeneration of rankings, fsbench.engine.regenerate_rankings)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from fsbench.experiment import Experiment, SelectorConfig
-from fsbench.fitting import fit_selector
-from fsbench.protocol import Split, derive_seed, standardize
+from fsbench.configuration.experiment import Experiment, SelectorConfig
+from fsbench.engine.fitting import fit_selector
+from fsbench.evaluation.protocol import Split, derive_seed, standardize
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class TaskData:
 
 
 def task_data(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray) -> TaskData:
-    """Split and standardize a dataset ``(X, y)`` for ``task`` (fsbench.protocol's steps 1-2)."""
+    """Split and standardize a dataset ``(X, y)`` for ``task`` (fsbench.evaluation.protocol's steps 1-2)."""
     split = task.split
     X_train, X_test = standardize(X, split.train, split.test, experiment.standardize)
     y_train, y_test = y[split.train], y[split.test]
@@ -85,7 +85,7 @@ def fit_task_selector(experiment: Experiment, task: Task, data: TaskData, params
                       cache: Path | None) -> dict[str, Any]:
     """The task's selector fitted with ``params`` (its fixed params and, if tuned, the chosen grid
     point) on the task's selection data: the fit whose ranking the task's rows evaluate
-    (:func:`fsbench.fitting.fit_selector`'s result)."""
+    (:func:`fsbench.engine.fitting.fit_selector`'s result)."""
     sel = task.selector
     return fit_selector(sel.name, params, data.X_sel, data.y_sel, data.sel_seed, max(experiment.n_features), cache,
                         kind=sel.kind, timeout=sel.timeout)

@@ -15,8 +15,8 @@ A results directory holds::
 Every file is written to a temporary name and renamed into place, so a killed run leaves
 only whole files behind (and temporary ones, which the next writer of the folder removes). A
 process writing a results folder holds its lock (:func:`locked`), released when it exits or dies.
-Digests (:mod:`fsbench.digests`) let a resume detect values changed after they were written;
-labels are read as strings (:mod:`fsbench.csvread`).
+Digests (:mod:`fsbench.storage.digests`) let a resume detect values changed after they were written;
+labels are read as strings (:mod:`fsbench.storage.csvread`).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from fsbench.csvread import read_table
-from fsbench.digests import DIGEST_COLUMN, TASK_DIGEST_KEY, task_digest, with_rows_digests
 from fsbench.errors import FsbenchError
+from fsbench.storage.csvread import read_table
+from fsbench.storage.digests import DIGEST_COLUMN, TASK_DIGEST_KEY, task_digest, with_rows_digests
 
 #: the tidy results table: CSV, gzip-compressed (RFS's 72,000 rows are 12 MB as plain text, 0.27 MB
 #: compressed); pandas reads and writes it by its extension, ``zcat`` shows it
@@ -54,9 +54,9 @@ CONFIG_FILE = "config.yaml"
 TASKS_DIR = "tasks"
 RUNLOG = "runlog.jsonl"
 FAILURES_FILE = "failures.csv"  # the tasks of the last run that failed (a selector raised or timed out)
-TRACES_FILE = "objective.csv"  # objective per iteration of the iterative selectors (fsbench.traces)
+TRACES_FILE = "objective.csv"  # objective per iteration of the iterative selectors (fsbench.engine.traces)
 RANKINGS_DIR = Path("cache") / "rankings"
-#: per-task rankings of a regeneration in progress (fsbench.rankings), merged into rankings.csv.gz
+#: per-task rankings of a regeneration in progress (fsbench.engine.regenerate_rankings), merged into rankings.csv.gz
 REGENERATION_DIR = Path("cache") / "regenerated-rankings"
 LOCK_FILE = ".fsbench.lock"
 #: a task file's name: readable prefix, then a hash of the task's exact identity (see runner.Task.id)
@@ -179,7 +179,7 @@ class TaskFile:
 
     rows: list[dict[str, Any]]
     ranking: list[int] | None = None
-    #: the digest of its rows and ranking (fsbench.digests), None in a file written before
+    #: the digest of its rows and ranking (fsbench.storage.digests), None in a file written before
     #: fsbench recorded digests; a file whose digest does not match is never read
     digest: str | None = None
 
@@ -318,7 +318,7 @@ def write_failures(out_dir: Path, records: list[dict[str, Any]]) -> None:
 
 def load_failures(results_dir: str | Path) -> pd.DataFrame:
     """A results folder's failed tasks (empty when none failed or the file is unreadable); labels
-    read as strings (:func:`fsbench.csvread.read_table`)."""
+    read as strings (:func:`fsbench.storage.csvread.read_table`)."""
     path = Path(results_dir)
     path = (path if path.is_dir() else path.parent) / FAILURES_FILE
     try:
@@ -333,7 +333,7 @@ def _task_of(row: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 def _runs_csv_text(rows: list[dict[str, Any]]) -> str:
-    """runs.csv.gz's text: the rows, each task's rows digest (:mod:`fsbench.digests`) last."""
+    """runs.csv.gz's text: the rows, each task's rows digest (:mod:`fsbench.storage.digests`) last."""
     df = pd.DataFrame(with_rows_digests(rows, _task_of))
     extra = sorted(c for c in df.columns if c not in COLUMNS and c != DIGEST_COLUMN)
     df = df[[c for c in COLUMNS if c in df.columns] + extra + [DIGEST_COLUMN]]
@@ -530,7 +530,7 @@ def load_rankings(results_dir: str | Path) -> pd.DataFrame:
     rows report); failed tasks, and tasks computed before fsbench kept rankings, have no rows.
 
     Raises FsbenchError when the file is absent (a folder of an older run: the message says how to
-    rerun or regenerate it, ``python -m fsbench.rankings``), damaged or not a rankings table.
+    rerun or regenerate it, ``fsbench rankings regenerate``), damaged or not a rankings table.
     """
     path = Path(results_dir)
     folder = path if path.is_dir() else path.parent
@@ -538,11 +538,11 @@ def load_rankings(results_dir: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise FsbenchError(f"No {RANKINGS_FILE} in {str(folder)!r}; rerun the experiment with this version of "
                            "fsbench (it keeps every task's ranking) or regenerate them with "
-                           f"'python -m fsbench.rankings {folder}'.")
+                           f"'fsbench rankings regenerate {folder}'.")
 
     def damaged(reason: str) -> FsbenchError:
         return FsbenchError(f"{str(path)!r} is damaged ({reason}); restore it (for example from version control) "
-                            f"or delete it and regenerate it with 'python -m fsbench.rankings {folder}'.")
+                            f"or delete it and regenerate it with 'fsbench rankings regenerate {folder}'.")
 
     try:
         df = read_table(path, labels=("dataset", "selector"))

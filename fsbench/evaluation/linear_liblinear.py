@@ -1,6 +1,6 @@
 """scikit-learn's ``LinearSVC`` as fsbench builds it, evaluated for every k and every C without its per-fit overhead.
 
-:func:`fsbench.protocol.cv_accuracy_grid` and the final evaluation train the configured
+:func:`fsbench.evaluation.protocol.cv_accuracy_grid` and the final evaluation train the configured
 classifier for every inner fold x k x C, then once per k. For the built-in ``crammer_singer``
 (``LinearSVC(multi_class="crammer_singer", max_iter=20000)``) and ``linear_svm`` on LIBLINEAR
 (``LinearSVC(max_iter=20000)``) much of that time is not LIBLINEAR's (48-82% on the SL2P
@@ -13,7 +13,7 @@ prediction, hence every count, chosen C and inner accuracy):
   ``LinearSVC.fit`` reaches through ``sklearn.svm._base._fit_liblinear``, with the arguments
   that path passes; the labels are encoded once per fold, not once per fit.
 - **The top-k columns sliced once per (fold, k)** and reused by every C.
-- **Counts cached across calls** in the process (the cache of :mod:`fsbench.linear_libsvm`,
+- **Counts cached across calls** in the process (the cache of :mod:`fsbench.evaluation.linear_libsvm`,
   under keys of their own), keyed by the content of the data, the fold, the ranking's first k
   features and the solver's parameters (the seed included): a ranking evaluated twice is
   evaluated once. A cached count is the count the computation gives (LIBLINEAR reseeds its
@@ -54,13 +54,13 @@ process asks for the route, :func:`available` fits a few small problems both way
 ``LinearSVC.fit``) and compares the weights bit for bit; on any difference or error (another
 scikit-learn whose internals moved) the route is off and every classifier takes the generic route.
 
-What it does not change: the tuning rules (:func:`fsbench.protocol.best_point` chooses C), the
+What it does not change: the tuning rules (:func:`fsbench.evaluation.protocol.best_point` chooses C), the
 pooled inner accuracy, the folds, the classes' encoding and order. ConvergenceWarning, which
 ``_fit_liblinear`` raises when LIBLINEAR's iteration count reaches ``max_iter`` (the largest of
 the counts ``train_wrap`` returns, one per one-vs-rest problem, ``>= max_iter``), is never raised
 here: the route counts a fit under exactly that condition as unconverged (:class:`Counts`,
 cached with the counts), where the generic route records the warning
-(:func:`fsbench.protocol._accuracy`); the weights are the same either way (the warning comes
+(:func:`fsbench.evaluation.protocol._accuracy`); the weights are the same either way (the warning comes
 after the solve). (scikit-learn's LIBLINEAR ignores ``max_iter`` for Crammer-Singer, which stops
 at its own 100000 iterations; ``LinearSVC`` warns all the same when the count it returns reaches
 ``max_iter``, and this route passes ``max_iter`` and counts as it does.) It applies to classifiers that are
@@ -87,7 +87,7 @@ from sklearn.svm._classes import _validate_dual_parameter
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
-from fsbench.linear_libsvm import (
+from fsbench.evaluation.linear_libsvm import (
     Counts,
     Refit,
     _recall,
@@ -349,7 +349,7 @@ def evaluate(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_tes
     and its refit on the whole training part scored on the test part.
 
     Each fold's blocks are sliced once per k and serve every C. Returns (accuracy grid, chosen
-    indices, one :class:`fsbench.linear_libsvm.Refit` per k: correct test predictions, per-class
+    indices, one :class:`fsbench.evaluation.linear_libsvm.Refit` per k: correct test predictions, per-class
     counts over ``classes`` (default: the classes of ``y_train`` and ``y_test`` together) and
     unconverged fits of that k, inner and refit).
     """

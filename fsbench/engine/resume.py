@@ -10,7 +10,7 @@ rankings.csv.gz with rows restored from runs.csv.gz, only when rankings.csv.gz w
 configuration (its fingerprint) and only for tasks whose rows pass those checks. Also:
 deliberately discarding one selector's results.
 
-Before any of that, every row is checked against its digest (:mod:`fsbench.digests`): a task
+Before any of that, every row is checked against its digest (:mod:`fsbench.storage.digests`): a task
 file, or a task's rows in runs.csv.gz, whose values were changed after they were written is
 named in a note and recomputed, never reused. A task file without a digest is checked against the
 digest runs.csv.gz records for its task, if it records one; rows that nothing can verify (written
@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fsbench.digests import DIGEST_COLUMN, recorded_digest, rows_digest
+from fsbench.configuration.experiment import Experiment, SelectorConfig
+from fsbench.engine.fitting import selector_identity
+from fsbench.engine.tasks import Task, selection_seed
 from fsbench.errors import FsbenchError
-from fsbench.experiment import Experiment, SelectorConfig
-from fsbench.fitting import selector_identity
-from fsbench.protocol import Split
+from fsbench.evaluation.protocol import Split
 from fsbench.selectors import protocol_code
-from fsbench.store import (
+from fsbench.storage import (
     RANKINGS_FILE,
     RUNS_FILE,
     DamagedTaskFile,
@@ -54,7 +54,7 @@ from fsbench.store import (
     write_runs,
     write_task,
 )
-from fsbench.tasks import Task, selection_seed
+from fsbench.storage.digests import DIGEST_COLUMN, recorded_digest, rows_digest
 
 
 def check_folder_configuration(out_dir: Path, fingerprint: str) -> None:
@@ -258,7 +258,7 @@ def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pat
                 raise FsbenchError(f"{str(out_dir / RANKINGS_FILE)!r} is damaged (task {task.id} ranks "
                                    f"{len(ranking)} features where this config keeps {max(experiment.n_features)}); "
                                    "restore it (for example from version control) or delete it and regenerate it "
-                                   f"with 'python -m fsbench.rankings {out_dir}'.")
+                                   f"with 'fsbench rankings regenerate {out_dir}'.")
             audit.damaged.append(task.id)  # a task file whose ranking was cut: recomputed
             continue
         audit.kept.add(task.id)
@@ -299,7 +299,7 @@ def unplanned_tasks(out_dir: Path, tasks: list[Task], fingerprint: str) -> list[
 
 
 def _task_id(dataset: str, repeat: int, fold: int, label: str) -> str:
-    """The id of the task (dataset, repeat, fold, selector label) (fsbench.tasks.Task.id)."""
+    """The id of the task (dataset, repeat, fold, selector label) (fsbench.engine.tasks.Task.id)."""
     return Task(dataset, Split(int(repeat), int(fold), np.empty(0), np.empty(0), 0), SelectorConfig(label, label)).id
 
 

@@ -5,7 +5,7 @@ A task is one (dataset, repeat, fold, selector). Its seed derives from the confi
 its identity only, so the rows do not depend on n_jobs or on the order tasks finish in; a
 killed run loses only the tasks in flight, and running it again resumes.
 
-Tasks run in worker processes (:mod:`fsbench.workers`), one at ``n_jobs`` 1 too: a selector
+Tasks run in worker processes (:mod:`fsbench.engine.workers`), one at ``n_jobs`` 1 too: a selector
 that calls ``sys.exit`` or crashes its process fails its own task (failures.csv names the exit
 status or signal; the next run retries it) and the run goes on. Workers return outcomes; this
 process, which holds the folder's lock, writes them (:func:`save_outcome`), as on a Dask cluster.
@@ -45,9 +45,8 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from fsbench import __version__
-from fsbench.errors import FsbenchError
-from fsbench.experiment import Experiment
-from fsbench.fitting import (
+from fsbench.configuration.experiment import Experiment
+from fsbench.engine.fitting import (
     FitTimeout,
     deferred_cache_writes,
     fit_selector,
@@ -57,15 +56,7 @@ from fsbench.fitting import (
     time_limit,
     write_cache_entries,
 )
-from fsbench.protocol import (
-    check_inner_cv,
-    derive_seed,
-    evaluate_classifiers,
-    evaluate_ranking,
-    outer_splits,
-    tune_selector,
-)
-from fsbench.resume import (
+from fsbench.engine.resume import (
     audit,
     check_folder_configuration,
     discard_tasks,
@@ -75,8 +66,19 @@ from fsbench.resume import (
     sum_counts,
     unplanned_tasks,
 )
+from fsbench.engine.tasks import Task, fit_task_selector, ranking_margins, selection_seed, task_data
+from fsbench.engine.workers import Ended, describe_exception, run_jobs
+from fsbench.errors import FsbenchError
+from fsbench.evaluation.protocol import (
+    check_inner_cv,
+    derive_seed,
+    evaluate_classifiers,
+    evaluate_ranking,
+    outer_splits,
+    tune_selector,
+)
 from fsbench.selectors import protocol_code
-from fsbench.store import (
+from fsbench.storage import (
     CONFIG_FILE,
     RANKINGS_DIR,
     RANKINGS_FILE,
@@ -99,8 +101,6 @@ from fsbench.store import (
     write_runs,
     write_task,
 )
-from fsbench.tasks import Task, fit_task_selector, ranking_margins, selection_seed, task_data
-from fsbench.workers import Ended, describe_exception, run_jobs
 
 __all__ = ["MAX_SPLITS", "FitTimeout", "RunResult", "Task", "discard_tasks", "fit_selector", "plan",
            "ranking_key", "run_experiment", "run_task", "selection_seed", "time_limit"]
@@ -166,7 +166,7 @@ def run_experiment(
 ) -> RunResult:
     """Run (or resume) an experiment and write its results to ``out_dir``.
 
-    ``scheduler`` runs the tasks on a Dask cluster (:mod:`fsbench.cluster`: ``local``,
+    ``scheduler`` runs the tasks on a Dask cluster (:mod:`fsbench.engine.cluster`: ``local``,
     ``local:N`` or a scheduler address) instead of ``n_jobs`` local processes: the same rows.
 
     ``data`` may hold already loaded datasets; missing ones are loaded with
@@ -215,7 +215,7 @@ def run_experiment(
     with contextlib.ExitStack() as stack:
         client = None
         if scheduler is not None:  # before anything is written: an unreachable scheduler changes nothing
-            from fsbench.cluster import connect
+            from fsbench.engine.cluster import connect
 
             client = stack.enter_context(connect(scheduler))
         stack.enter_context(locked(out_dir))
@@ -260,7 +260,7 @@ def run_experiment(
             unranked = [t for t in checked.to_restore if found.rankings.get(t) is None]
             if unranked:
                 note(f"{len(unranked)} tasks restored from {RUNS_FILE} have no ranking (computed before fsbench "
-                     f"kept rankings, or {RANKINGS_FILE} did not hold theirs); 'python -m fsbench.rankings "
+                     f"kept rankings, or {RANKINGS_FILE} did not hold theirs); 'fsbench rankings regenerate "
                      f"{out_dir}' regenerates them once the run is finished")
             return _run_pending(experiment, tasks, checked.kept, data, out_dir, n_jobs, started, skipped,
                                 notes, on_start, on_task_done, client, on_running, on_note)
@@ -291,7 +291,7 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
     arrays = {name: (np.asarray(data[name].X), np.asarray(data[name].y)) for name in data}
     try:
         if pending and client is not None:  # a Dask cluster: its workers compute, this process writes
-            from fsbench.cluster import n_workers, run_tasks
+            from fsbench.engine.cluster import n_workers, run_tasks
 
             workers = n_workers(client)
             token = uuid.uuid4().hex[:12]  # two runs on one cluster never share a task's key
@@ -404,7 +404,7 @@ def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarra
 
 
 def failure_record(experiment: Experiment, task: Task, error: str, seconds: float) -> dict[str, Any]:
-    """What failures.csv says of a failed task (:data:`fsbench.store.FAILURE_COLUMNS`)."""
+    """What failures.csv says of a failed task (:data:`fsbench.storage.FAILURE_COLUMNS`)."""
     return {"dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
             "selector": task.selector.label, "method": task.selector.name, "error": error,
             "seconds": seconds, "fingerprint": experiment.fingerprint()}
@@ -417,7 +417,7 @@ def describe_task(task: Task) -> str:
 
 def save_outcome(out_dir: Path, outcome: TaskOutcome) -> str:
     """Write a task's outcome into the results folder: its task file, or its failure record
-    (:func:`fsbench.store.write_failure`; the next run retries the task). Returns the task id."""
+    (:func:`fsbench.storage.write_failure`; the next run retries the task). Returns the task id."""
     if outcome.failure is not None:
         write_failure(out_dir, outcome.task_id, outcome.failure)
     else:
@@ -434,7 +434,7 @@ def run_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, o
 
 def _compute_job(experiment: Experiment, tasks: list[Task], arrays: dict[str, tuple[np.ndarray, np.ndarray]],
                  cache: Path, threads: int, job: int) -> TaskOutcome:
-    """A local worker process's part of task ``tasks[job]`` (:mod:`fsbench.workers`): compute and
+    """A local worker process's part of task ``tasks[job]`` (:mod:`fsbench.engine.workers`): compute and
     return the outcome, its rankings-cache entries included; the process holding the folder's
     lock writes it (:func:`save_outcome`). The worker reads the cache and writes nothing."""
     task = tasks[job]
@@ -467,7 +467,7 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
                                 kind=sel.kind, timeout=sel.timeout)["ranking"]
 
         sel_eval_seed = data.eval_seed if data.X_sel is data.X_train else data.sel_seed
-        # scored with the first classifier (fsbench.protocol.tune_selector)
+        # scored with the first classifier (fsbench.evaluation.protocol.tune_selector)
         chosen, _ = tune_selector(fit_fold, data.X_sel, data.y_sel, sel.grid_points(), ks,
                                   experiment.classifier_specs[0], experiment.inner_cv.folds_for(data.y_sel.size),
                                   sel_eval_seed)

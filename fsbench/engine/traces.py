@@ -7,7 +7,7 @@ reweighting argument. :func:`objective_traces` refits each such selector of an e
 the training part of the first outer split of every dataset (standardized as the experiment
 does) and records ``objective_``; the columns ``rel_increase``, ``max_rel_increase`` and
 ``monotone`` say whether the proven decrease held. Pure computing: the figure is
-:func:`fsbench.report.figures.objective_curves`.
+:func:`fsbench.papers.figures.objective_curves`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import yaml
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from fsbench.config import ClassifierConfig, Experiment, InnerCVConfig, ProtocolConfig, SelectorConfig
+from fsbench.configuration.parse import ClassifierConfig, Experiment, InnerCVConfig, ProtocolConfig, SelectorConfig
+from fsbench.engine.runner import ranking_key
 from fsbench.errors import FsbenchError
-from fsbench.protocol import derive_seed, outer_splits, standardize
-from fsbench.runner import ranking_key
+from fsbench.evaluation.protocol import derive_seed, outer_splits, standardize
 from fsbench.selectors import get_selector, selector_code
-from fsbench.store import CONFIG_FILE, RANKINGS_DIR, TRACES_FILE, atomic_write_text, load_ranking
+from fsbench.storage import CONFIG_FILE, RANKINGS_DIR, TRACES_FILE, atomic_write_text, load_ranking
 
 #: registered selectors whose ``objective_`` is a trace over iterations (not a single value)
 ITERATIVE = ("rfs", "dso", "l21svm", "sl21", "sl2p")
@@ -119,8 +119,8 @@ def objective_traces(
 
     ``data`` maps dataset name -> an object with ``X`` and ``y`` (datasets of the experiment
     missing from it are left out). Each selector named in :data:`ITERATIVE` is fitted on the
-    training part of the first outer split (``fsbench.protocol.outer_splits``), z-scored as the
-    experiment says (``fsbench.protocol.standardize``), with the params the runs chose most
+    training part of the first outer split (``fsbench.evaluation.protocol.outer_splits``), z-scored as the
+    experiment says (``fsbench.evaluation.protocol.standardize``), with the params the runs chose most
     often on that dataset when ``runs`` is given (see :func:`chosen_params`), else the
     configured params and first grid point; DSO-FS is fitted for every p of its grid. A
     (dataset, method, params) fitted once is not fitted again for another label. The fits run
@@ -134,7 +134,7 @@ def objective_traces(
     the same selector code, column ``code`` = :func:`fsbench.selectors.selector_code`) are taken
     from it, not refitted: the fits are deterministic, so a growing run fits only what is new.
     A fit the run itself made (a selector without a seed, on the first split's training part)
-    is read from the run's ranking cache ``cache`` (:func:`fsbench.runner.fit_selector` keeps
+    is read from the run's ranking cache ``cache`` (:func:`fsbench.engine.runner.fit_selector` keeps
     ``objective_`` there) instead of being refitted.
     """
     k_max = max(experiment.n_features)

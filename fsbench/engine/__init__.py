@@ -1,0 +1,1 @@
+"""fsbench.engine."""
