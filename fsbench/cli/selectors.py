@@ -1,0 +1,42 @@
+"""``fsbench selectors``: every registered and installed selector with its parameters."""
+
+from __future__ import annotations
+
+import click
+
+from fsbench.cli.group import main
+
+__all__ = ["selectors"]
+
+
+@main.command()
+def selectors() -> None:
+    """List every registered selector: a one-line description, then each parameter with its
+    allowed values and default (a config's params and grid are checked against them)."""
+    from fsbench.configuration.parse import RESERVED_PARAMS
+    from fsbench.selectors import registry
+    from fsbench.selectors.base import format_value
+
+    for info in registry().values():
+        click.echo(f"{info.name:<10} {info.summary}")
+        shown = [k for k in info.params if k != "n_features_to_select"]
+        for k in shown:
+            if k in RESERVED_PARAMS:
+                click.echo(f"{'':<10} {k}: not settable, {RESERVED_PARAMS[k]}")
+            else:
+                click.echo(f"{'':<10} {k}: {info.allowed[k]}, default {format_value(info.params[k])}")
+        if not shown:
+            click.echo(f"{'':<10} (no parameters)")
+    from fsbench.plugins import list_plugins
+
+    plugins = list_plugins()
+    if plugins:
+        click.echo("\nInstalled by packages (entry-point group fsbench.selectors):")
+    for plugin in plugins:
+        status = "" if plugin.status == "ok" else f" [{plugin.status}]"
+        click.echo(f"{plugin.name:<10} {plugin.summary}{status}")
+        click.echo(f"{'':<10} {plugin.kind or 'unloadable'} {plugin.path} ({plugin.distribution})")
+        for k, default in plugin.params.items():
+            click.echo(f"{'':<10} {k}: default {format_value(default)}")
+    click.echo("\nAny scikit-learn estimator or score function can be used by import path: "
+               "'class: package.module:Name' or 'score_func: package.module:function' in a config.")
