@@ -49,3 +49,22 @@ def test_changes_markdown_names_folders_selectors_and_verdicts(tmp_path):
     assert "| rfs | rfs | 2 | 1 | 5.00 |" in text
     assert "1 printed cells changed; cells within 2 se 0 -> 1" in text
     assert "**no -> reproduces**" in text
+
+
+def test_rows_whose_count_changed_are_listed_with_their_margin():
+    from fsbench.papers.changes import count_changes, count_changes_markdown
+
+    before = pd.DataFrame([{"dataset": "d", "repeat": r, "fold": 0, "selector": s, "k": 2, "n_correct": 3}
+                           for r in range(3) for s in ("fisher", "fstat")])
+    after = before.copy()
+    after["ranking_margin"] = 0.5
+    after.loc[1, "n_correct"] = 4                                   # repeat 0, fstat: a real change
+    after.loc[4, ["n_correct", "ranking_margin"]] = [2, 1e-13]      # repeat 2, fisher: decided by rounding
+    changed = count_changes(before, after)
+    assert [(r.repeat, r.selector, r.n_correct_before, r.n_correct_after, r.by_rounding)
+            for r in changed.itertuples()] == [(0, "fstat", 3, 4, False), (2, "fisher", 3, 2, True)]
+    lines = count_changes_markdown([("papers/rfs", before, after)])
+    assert "| papers/rfs | d | 0 | 0 | fstat | 2 | 3 -> 4 | 5.0e-01 |" in lines
+    assert "| papers/rfs | d | 2 | 0 | fisher | 2 | 3 -> 2 | 1.0e-13 (rounding) |" in lines
+    assert count_changes_markdown([("x", before, before)]) == [
+        "Every row's number of correct test predictions is unchanged."]

@@ -41,6 +41,38 @@ def row_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def count_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Every row present on both sides whose number of correct test predictions changed: its key,
+    ``n_correct`` before and after, the recomputed row's ``ranking_margin`` and ``by_rounding``
+    (a margin below :data:`fsbench.papers.check.ROUNDING_MARGIN`: its top k was decided by two
+    scores equal to rounding, which the check excuses)."""
+    from fsbench.papers.check import ROUNDING_MARGIN
+
+    key = ROW_KEY + (["classifier"] if "classifier" in after.columns and "classifier" in before.columns else [])
+    right = after[key + ["n_correct"] + (["ranking_margin"] if "ranking_margin" in after.columns else [])]
+    merged = before[key + ["n_correct"]].merge(right, on=key, suffixes=("_before", "_after"))
+    changed = merged[merged["n_correct_before"] != merged["n_correct_after"]].copy()
+    if "ranking_margin" not in changed.columns:
+        changed["ranking_margin"] = np.nan
+    changed["by_rounding"] = np.abs(changed["ranking_margin"].to_numpy(float)) < ROUNDING_MARGIN
+    return changed.sort_values(key, kind="stable").reset_index(drop=True)
+
+
+def count_changes_markdown(folders: list[tuple[str, pd.DataFrame, pd.DataFrame]]) -> list[str]:
+    """Markdown lines listing :func:`count_changes` of each (name, before, after), row by row."""
+    lines = ["| results | dataset | repeat | fold | selector | k | correct before -> after | ranking margin |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, before, after in folders:
+        for row in count_changes(before, after).itertuples():
+            margin = f"{row.ranking_margin:.1e}" + (" (rounding)" if row.by_rounding else "")
+            lines.append(f"| {name} | {row.dataset} | {row.repeat} | {row.fold} | {row.selector} | {row.k} | "
+                         f"{row.n_correct_before} -> {row.n_correct_after} | {margin} |")
+    if len(lines) == 2:
+        return ["Every row's number of correct test predictions is unchanged."]
+    return ["Rows whose number of correct test predictions changed (a margin below 1e-9 means the "
+            "top k was decided by two scores equal to rounding):", "", *lines]
+
+
 def cell_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     """The printed cells (comparison.csv) whose value (at the printed two decimals) or verdict changed."""
     key = ["table", "dataset", "method", "k"]
