@@ -27,7 +27,8 @@ import fsbench.engine.runner as runner_module
 from fsbench.configuration.parse import parse_experiment
 from fsbench.engine.runner import run_experiment
 from fsbench.errors import FsbenchError
-from fsbench.storage import RUNS_FILE, TASKS_DIR, finished_tasks, load_runs
+from fsbench.storage.runs import RUNS_FILE, load_runs
+from fsbench.storage.task_files import TASKS_DIR, finished_tasks
 
 TIMING = ["fit_seconds", "task_seconds", "rows_digest"]  # the digest covers the timings
 KEY = ["dataset", "repeat", "fold", "selector", "k"]
@@ -143,7 +144,7 @@ def _lock_held_by_another_process(folder):
         [sys.executable, "-c", textwrap.dedent(f"""
             import time
             from pathlib import Path
-            from fsbench.storage import locked
+            from fsbench.storage.lock import locked
             with locked(Path({str(folder)!r})):
                 print("locked", flush=True)
                 time.sleep(120)
@@ -194,7 +195,8 @@ def test_two_runs_started_together_never_mix_their_rows(tmp_path):
 # ----------------------------------------------------------------------------- 4. code identity
 def test_rows_record_the_code_that_computed_them_and_other_code_is_not_resumed(tmp_path, digits, monkeypatch):
     first = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1).runs
-    from fsbench.selectors import protocol_code, selector_code
+    from fsbench.evaluation import protocol_code
+    from fsbench.selectors import selector_code
 
     assert set(first["code"]) == {selector_code("fisher"), selector_code("fstat")}
     assert selector_code("fisher") != selector_code("fstat")
@@ -332,7 +334,7 @@ def test_an_out_folder_under_a_file_is_refused_before_anything(tmp_path, digits)
 
 
 def test_a_folder_without_write_permission_is_refused(tmp_path, digits, monkeypatch):
-    import fsbench.storage as store_module
+    import fsbench.storage.lock as store_module
 
     monkeypatch.setattr(store_module.os, "access", lambda path, mode: False)  # root ignores chmod
     with pytest.raises(FsbenchError, match="permission denied"):
@@ -445,7 +447,7 @@ def test_protocol_code_covers_the_exact_libsvm_route():
     # the evaluation of linear_svm runs in fsbench.evaluation.linear_libsvm: an edit there must mark rows as
     # computed by another protocol, as an edit of fsbench.evaluation.protocol does
     from fsbench.code_identity import MappedSources, scope_digest
-    from fsbench.selectors import PROTOCOL_SCOPE, protocol_code
+    from fsbench.evaluation import PROTOCOL_SCOPE, protocol_code
 
     EVALUATION = ["fsbench.evaluation.protocol", "fsbench.evaluation.classifiers", "fsbench.evaluation.linear_libsvm",
                   "fsbench.evaluation.linear_liblinear"]

@@ -28,8 +28,8 @@ from fsbench.configuration.parse import load_experiment
 from fsbench.errors import FsbenchError
 from fsbench.papers import migrate_rfs_stop as migrate
 from fsbench.papers.layout import Layout
-from fsbench.storage import rankings_fingerprint
 from fsbench.storage.digests import DIGEST_COLUMN
+from fsbench.storage.rankings import rankings_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the last commit before the migration: its results folders are the committed rows, unpinned
@@ -271,11 +271,11 @@ def test_a_folder_it_does_not_recognize_is_one_sentence_and_exit_2_unchanged(fau
 
 
 def test_a_folder_another_process_holds_is_refused(tmp_path, configs):
-    from fsbench.storage import locked
+    from fsbench.storage.lock import locked
 
     out = folder_before(SMALLEST, tmp_path)
     before = snapshot(out)
-    script = ("import sys, time; from pathlib import Path; from fsbench.storage import locked\n"
+    script = ("import sys, time; from pathlib import Path; from fsbench.storage.lock import locked\n"
               "with locked(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)\n")
     holder = subprocess.Popen([shutil.which("python") or "python", "-c", script, str(out)], stdout=subprocess.PIPE,
                               text=True)
@@ -296,7 +296,7 @@ def _expected_audit(runs: pd.DataFrame, config: Path) -> tuple[dict[str, int], d
     those another protocol evaluated (kept; --recompute-stale recomputes both). Rows that record no
     code (written before fsbench recorded it) are neither."""
     from fsbench.engine.fitting import selector_identity
-    from fsbench.selectors import protocol_code
+    from fsbench.evaluation import protocol_code
 
     experiment = load_experiment(config)
     codes = {s.label: selector_identity(s) for s in experiment.selectors}

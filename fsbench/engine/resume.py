@@ -30,31 +30,29 @@ from fsbench.configuration.experiment import Experiment, SelectorConfig
 from fsbench.engine.fitting import selector_identity
 from fsbench.engine.tasks import Task, selection_seed
 from fsbench.errors import FsbenchError
+from fsbench.evaluation import protocol_code
 from fsbench.evaluation.protocol import Split
-from fsbench.selectors import protocol_code
-from fsbench.storage import (
+from fsbench.storage.digests import DIGEST_COLUMN, recorded_digest, rows_digest
+from fsbench.storage.folder import planned_datasets, planned_selectors, read_fingerprint
+from fsbench.storage.lock import locked
+from fsbench.storage.rankings import (
     RANKINGS_FILE,
-    RUNS_FILE,
+    load_rankings,
+    rankings_by_task,
+    rankings_fingerprint,
+    write_rankings,
+)
+from fsbench.storage.runs import RUNS_FILE, load_runs, write_runs
+from fsbench.storage.task_files import (
     DamagedTaskFile,
     DigestMismatch,
     TaskFile,
     finished_tasks,
-    load_rankings,
-    load_runs,
-    locked,
-    planned_datasets,
-    planned_selectors,
-    rankings_by_task,
-    rankings_fingerprint,
-    read_fingerprint,
     read_task_file,
     read_task_files,
     task_path,
-    write_rankings,
-    write_runs,
     write_task,
 )
-from fsbench.storage.digests import DIGEST_COLUMN, recorded_digest, rows_digest
 
 
 def check_folder_configuration(out_dir: Path, fingerprint: str) -> None:

@@ -69,6 +69,7 @@ from fsbench.engine.resume import (
 from fsbench.engine.tasks import Task, fit_task_selector, ranking_margins, selection_seed, task_data
 from fsbench.engine.workers import Ended, describe_exception, run_jobs
 from fsbench.errors import FsbenchError
+from fsbench.evaluation import protocol_code
 from fsbench.evaluation.protocol import (
     check_inner_cv,
     derive_seed,
@@ -77,28 +78,21 @@ from fsbench.evaluation.protocol import (
     outer_splits,
     tune_selector,
 )
-from fsbench.selectors import protocol_code
-from fsbench.storage import (
-    CONFIG_FILE,
-    RANKINGS_DIR,
-    RANKINGS_FILE,
-    RUNS_FILE,
+from fsbench.storage.folder import CONFIG_FILE, remove_temporary_files, write_config
+from fsbench.storage.lock import check_writable_folder, describe_os_error, locked
+from fsbench.storage.ranking_cache import RANKINGS_DIR
+from fsbench.storage.rankings import RANKINGS_FILE, write_rankings
+from fsbench.storage.runlog import log_run
+from fsbench.storage.runs import RUNS_FILE, write_runs
+from fsbench.storage.task_files import (
     TASKS_DIR,
-    check_writable_folder,
     clear_failure,
-    describe_os_error,
     finished_tasks,
-    locked,
-    log_run,
     read_failures,
     read_task_files,
-    remove_temporary_files,
     task_path,
-    write_config,
     write_failure,
     write_failures,
-    write_rankings,
-    write_runs,
     write_task,
 )
 
@@ -344,7 +338,7 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
 
 def _read_data_file(data_file: Any) -> Any:
     """A user's data file, as the config validated it (same bytes: its sha256 is in the fingerprint)."""
-    from fsbench.datasets.files import read_data_file
+    from fsbench.datasets.user_files.files import read_data_file
 
     data = read_data_file(data_file.path, label=data_file.label, x=data_file.x, y=data_file.y, name=data_file.name)
     if data.sha256 != data_file.sha256:
@@ -404,7 +398,7 @@ def compute_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarra
 
 
 def failure_record(experiment: Experiment, task: Task, error: str, seconds: float) -> dict[str, Any]:
-    """What failures.csv says of a failed task (:data:`fsbench.storage.FAILURE_COLUMNS`)."""
+    """What failures.csv says of a failed task (:data:`fsbench.storage.task_files.FAILURE_COLUMNS`)."""
     return {"dataset": task.dataset, "repeat": task.split.repeat, "fold": task.split.fold,
             "selector": task.selector.label, "method": task.selector.name, "error": error,
             "seconds": seconds, "fingerprint": experiment.fingerprint()}
@@ -417,7 +411,7 @@ def describe_task(task: Task) -> str:
 
 def save_outcome(out_dir: Path, outcome: TaskOutcome) -> str:
     """Write a task's outcome into the results folder: its task file, or its failure record
-    (:func:`fsbench.storage.write_failure`; the next run retries the task). Returns the task id."""
+    (:func:`fsbench.storage.task_files.write_failure`; the next run retries the task). Returns the task id."""
     if outcome.failure is not None:
         write_failure(out_dir, outcome.task_id, outcome.failure)
     else:

@@ -20,8 +20,8 @@ from fsbench.code_identity import module_digest
 from fsbench.errors import ConfigError
 from fsbench.selectors.base import BaseSelector, describe_constraints, rank_by_scores
 
-__all__ = ["PROTOCOL_SCOPE", "SELECTOR_SCOPE", "BaseSelector", "SelectorInfo", "get_selector", "make_selector",
-           "protocol_code", "rank_by_scores", "register", "registry", "selector_code"]
+__all__ = ["SELECTOR_SCOPE", "BaseSelector", "SelectorInfo", "get_selector", "make_selector", "rank_by_scores",
+           "register", "registry", "selector_code"]
 
 _REGISTRY: dict[str, type[BaseSelector]] = {}
 _loaded = False
@@ -30,9 +30,6 @@ _loaded = False
 #: the code whose identity a selector's rows carry: the selector modules (not this registry) and
 #: the fixed-order sums some of them call
 SELECTOR_SCOPE = ("fsbench.selectors.", "fsbench.fixed_order")
-#: the code whose identity every row carries as ``protocol_code``: the protocol, the classifiers it
-#: builds, its exact LIBSVM and LIBLINEAR routes and the fixed-order sums they call
-PROTOCOL_SCOPE = ("fsbench.evaluation.", "fsbench.fixed_order")
 
 
 def selector_code(name: str) -> str:
@@ -44,12 +41,6 @@ def selector_code(name: str) -> str:
     if cls.__module__ not in sys.modules:  # pragma: no cover - registered classes are imported
         importlib.import_module(cls.__module__)
     return module_digest(cls.__module__, SELECTOR_SCOPE)
-
-
-def protocol_code() -> str:
-    """The code identity of the evaluation protocol: :func:`fsbench.code_identity.module_digest` of
-    fsbench.evaluation.protocol within :data:`PROTOCOL_SCOPE`, recorded in every row as ``protocol_code``."""
-    return module_digest("fsbench.evaluation.protocol", PROTOCOL_SCOPE)
 
 
 def register(name: str) -> Callable[[type[BaseSelector]], type[BaseSelector]]:
