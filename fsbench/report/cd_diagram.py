@@ -26,8 +26,7 @@ import numpy as np
 import pandas as pd
 
 from fsbench.report.plots import palette, pyplot, save_figure
-from fsbench.stats import friedman_test
-from fsbench.stats._checks import score_matrix
+from fsbench.stats import friedman_test, score_matrix
 
 TESTS = ("nemenyi", "wilcoxon")
 
@@ -40,7 +39,7 @@ def posthoc_pvalues(scores: pd.DataFrame | np.ndarray, selectors: Sequence[str] 
 
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}; got {test!r}.")
-    values, names, _ = score_matrix(scores, selectors, min_blocks=2)
+    values, names, _ = score_matrix(scores, selectors=selectors, min_blocks=2)
     if test == "nemenyi":
         p = sp.posthoc_nemenyi_friedman(values)
         return pd.DataFrame(p.to_numpy(), index=names, columns=names)
@@ -64,7 +63,7 @@ def plot_cd_diagram(scores: pd.DataFrame | np.ndarray, selectors: Sequence[str] 
     """
     result = friedman_test(scores, selectors, alpha=alpha, higher_is_better=higher_is_better)
     names = result.ranks["selector"].tolist()
-    colors = dict(zip(score_matrix(scores, selectors, min_blocks=2)[1], palette(len(names)), strict=True))
+    colors = dict(zip(score_matrix(scores, selectors=selectors, min_blocks=2)[1], palette(len(names)), strict=True))
     ranks = pd.Series(result.ranks["average_rank"].to_numpy(), index=names)
     sig = posthoc_pvalues(scores, selectors, test).reindex(index=names, columns=names)
     k = len(names)

@@ -16,9 +16,11 @@ def check_alpha(alpha: float) -> None:
         raise ValueError(f"alpha must lie strictly between 0 and 1; got {alpha!r}.")
 
 
-def score_matrix(scores: pd.DataFrame | np.ndarray, selectors: Sequence[str] | None,
-                 min_blocks: int) -> tuple[np.ndarray, list[str], list[Any]]:
-    """(N x K float array, selector names, block labels) of a blocks x selectors table.
+def score_matrix(scores: pd.DataFrame | np.ndarray, *, selectors: Sequence[str] | None = None,
+                 min_blocks: int = 1) -> tuple[np.ndarray, list[str], list[Any]]:
+    """(N x K float array, selector names, block labels) of a blocks x selectors table, checked:
+    at least two distinct selectors, at least ``min_blocks`` blocks, every score finite (else a
+    ValueError of one sentence). Public as :func:`fsbench.stats.score_matrix`.
 
     A DataFrame gives its columns as the names (``selectors``, if given, must equal them) and
     its index as the blocks; an array takes its names from ``selectors`` (default s0, s1, ...).

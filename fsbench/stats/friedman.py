@@ -79,7 +79,7 @@ def average_ranks(scores: pd.DataFrame | np.ndarray, selectors: Sequence[str] | 
     selectors' names in ``selectors``. Rank 1 is the best (highest score unless
     ``higher_is_better`` is False); tied scores share the average of their ranks.
     """
-    values, names, _ = score_matrix(scores, selectors, min_blocks=1)
+    values, names, _ = score_matrix(scores, selectors=selectors, min_blocks=1)
     return pd.Series(rank_matrix(values, higher_is_better).mean(axis=0), index=names, name="average_rank")
 
 
@@ -115,7 +115,7 @@ def friedman_test(scores: pd.DataFrame | np.ndarray, selectors: Sequence[str] | 
     that do not match the columns.
     """
     check_alpha(alpha)
-    values, names, _ = score_matrix(scores, selectors, min_blocks=2)
+    values, names, _ = score_matrix(scores, selectors=selectors, min_blocks=2)
     n, k = values.shape
     ranks = rank_matrix(values, higher_is_better)
     mean_ranks = ranks.mean(axis=0)

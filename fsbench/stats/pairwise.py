@@ -228,7 +228,7 @@ def wilcoxon_holm(scores: pd.DataFrame | np.ndarray, selectors: Sequence[str] | 
     ``significant`` (p_holm < alpha).
     """
     check_alpha(alpha)
-    values, names, _ = score_matrix(scores, selectors, min_blocks=2)
+    values, names, _ = score_matrix(scores, selectors=selectors, min_blocks=2)
     rows = []
     for i, j in itertools.combinations(range(len(names)), 2):
         res = wilcoxon_test(values[:, i], values[:, j], zero_method)
