@@ -1,11 +1,15 @@
 """Rankings kept (rankings.csv.gz): equal to rankings computed directly, written and resumed like the
-rows, and regenerated for results computed before fsbench kept them (fsbench.engine.regenerate_rankings)."""
+rows, regenerated for results computed before fsbench kept them (fsbench.engine.regenerate_rankings) and
+checked against the rows (fsbench.engine.check_rankings), by the library and by the commands
+``fsbench rankings regenerate|check``."""
 
 from __future__ import annotations
 
 import gzip
 import json
 import shutil
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -17,6 +21,7 @@ from sklearn.feature_selection import f_classif
 from sklearn.model_selection import StratifiedShuffleSplit
 
 import fsbench.engine.regenerate_rankings as rankings_module
+from fsbench.cli import main as fsbench_main
 from fsbench.configuration.parse import parse_experiment
 from fsbench.engine.regenerate_rankings import regenerate_rankings
 from fsbench.engine.resume import discard_tasks
@@ -200,7 +205,7 @@ def test_a_damaged_rankings_file_is_one_sentence_and_changes_nothing(finished, d
     with pytest.raises(FsbenchError, match="is damaged"):
         run_experiment(_experiment(), out, data=digits, n_jobs=1)
     assert path.read_bytes() == damaged and not (out / TASKS_DIR).exists()
-    result = CliRunner().invoke(rankings_module.main, [str(out)])
+    result = CliRunner().invoke(fsbench_main, ["rankings", "regenerate", str(out)])
     assert result.exit_code == 2 and "rankings.csv.gz' is damaged" in result.output
 
 
@@ -293,7 +298,7 @@ def test_regeneration_refuses_rows_that_are_not_its_configurations(finished, dig
     with pytest.raises(FsbenchError, match="another configuration.*seed"):
         regenerate_rankings(out, data=digits)
     assert not (out / "cache" / "regenerated-rankings").exists() and (out / RANKINGS_FILE).exists()
-    result = CliRunner().invoke(rankings_module.main, [str(tmp_path / "nowhere")])
+    result = CliRunner().invoke(fsbench_main, ["rankings", "regenerate", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "No runs.csv.gz in" in result.output
 
 
@@ -423,36 +428,101 @@ def _one_sentence(result, text):
     assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
 
 
-@pytest.mark.parametrize("module", ["rankings", "rankings_check"])
-def test_the_commands_refuse_bad_input_in_one_sentence(finished, tmp_path, module):
-    import importlib
+@pytest.mark.parametrize("command", ["regenerate", "check"])
+def test_the_commands_refuse_bad_input_in_one_sentence(finished, tmp_path, command):
+    def invoke(*args):
+        return CliRunner().invoke(fsbench_main, ["rankings", command, *args])
 
-    main = importlib.import_module(f"fsbench.{module}").main
     missing = tmp_path / "missing"
-    _one_sentence(CliRunner().invoke(main, [str(missing)]), "No runs.csv.gz in")
+    _one_sentence(invoke(str(missing)), "No runs.csv.gz in")
     assert not missing.exists()  # the lock never created it
     (tmp_path / "empty").mkdir()
-    _one_sentence(CliRunner().invoke(main, [str(tmp_path / "empty")]), "No runs.csv.gz in")
+    _one_sentence(invoke(str(tmp_path / "empty")), "No runs.csv.gz in")
     no_config = tmp_path / "no-config"
     no_config.mkdir()
     shutil.copy(finished / RUNS_FILE, no_config / RUNS_FILE)
-    _one_sentence(CliRunner().invoke(main, [str(no_config)]), "config.yaml")
+    _one_sentence(invoke(str(no_config)), "config.yaml")
     out = copy_folder(finished, tmp_path)
     for jobs in ("0", "-2"):
-        _one_sentence(CliRunner().invoke(main, [str(out), "-j", jobs]), f"n_jobs = {jobs}")
+        _one_sentence(invoke(str(out), "-j", jobs), f"n_jobs = {jobs}")
+    _one_sentence(invoke(str(out), "--n-jobs", "two"), "'two' is not a valid integer")
+    _one_sentence(invoke(), "Missing argument 'RESULTS_DIR'")
+
+
+def test_the_commands_run_as_the_installed_script(tmp_path):
+    """``python -m fsbench.cli rankings ...`` (what the ``fsbench`` script runs): the group, its
+    subcommands and their options exist, and a bad folder is one sentence with exit status 2."""
+    for command in ("regenerate", "check"):
+        shown = subprocess.run([sys.executable, "-m", "fsbench.cli", "rankings", command, "--help"],
+                               capture_output=True, text=True, timeout=120)
+        assert shown.returncode == 0 and "RESULTS_DIR" in shown.stdout
+        assert "--data-dir" in shown.stdout and "--n-jobs" in shown.stdout
+        done = subprocess.run([sys.executable, "-m", "fsbench.cli", "rankings", command, str(tmp_path / "none")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.startswith("Error: No runs.csv.gz in") and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_the_regenerate_command_writes_the_run_rankings_and_resumes(finished, digits, tmp_path, monkeypatch):
+    out = _without_task_files(copy_folder(finished, tmp_path))
+    (out / RANKINGS_FILE).unlink()
+    monkeypatch.setattr(rankings_module, "load_data", lambda names, data, *a: digits)
+    real, fitted = rankings_module._refit, []
+
+    def killed_after_three(*args):
+        if len(fitted) == 3:
+            raise KeyboardInterrupt
+        fitted.append(args[1].id)
+        return real(*args)
+
+    monkeypatch.setattr(rankings_module, "_refit", killed_after_three)
+    result = CliRunner().invoke(fsbench_main, ["rankings", "regenerate", str(out)])
+    assert result.exit_code == 130 and "Traceback" not in result.output, result.output
+    assert result.output.rstrip().endswith("Interrupted: the rankings refitted so far are kept; run the same "
+                                           "command again to continue.")
+    assert not (out / RANKINGS_FILE).exists()
+    monkeypatch.setattr(rankings_module, "_refit", lambda *args: (fitted.append(args[1].id), real(*args))[1])
+    result = CliRunner().invoke(fsbench_main, ["rankings", "regenerate", str(out), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert len(fitted) == 8 and len(set(fitted)) == 8  # the three refitted before Ctrl-C are not refitted
+    assert result.stdout == f"wrote {out / RANKINGS_FILE}\n"  # progress and notes go to stderr
+    assert "8 of 8 tasks ranked" in result.stderr
+    # the run's rankings, which test_rankings_equal_rankings_computed_directly checks against scikit-learn
+    assert (out / RANKINGS_FILE).read_bytes() == (finished / RANKINGS_FILE).read_bytes()
+
+
+def test_the_check_command_drops_a_ranking_that_does_not_reproduce_its_rows(finished, digits, tmp_path,
+                                                                             monkeypatch):
+    import fsbench.engine.check_rankings as check_module
+    from fsbench.storage import rankings_fingerprint
+
+    out = copy_folder(finished, tmp_path)
+    monkeypatch.setattr(check_module, "load_data", lambda names, data, *a: digits)
+    result = CliRunner().invoke(fsbench_main, ["rankings", "check", str(out)])
+    assert result.exit_code == 0 and result.stdout == "", result.output
+    assert result.stderr.rstrip().endswith("8 of 8 rankings reproduce their rows")
+    rankings = load_rankings(out)
+    # repeat 1's random control ranked by its reverse: the rows' top 3 came from other features
+    mask = ((rankings.repeat == 1) & (rankings.selector == "random")).to_numpy()
+    tampered = rankings.copy()
+    tampered.loc[mask, "feature"] = tampered.loc[mask, "feature"].to_numpy()[::-1]
+    write_rankings_table(out, tampered, rankings_fingerprint(out))
+    result = CliRunner().invoke(fsbench_main, ["rankings", "check", str(out), "--n-jobs", "2"])
+    assert result.exit_code == 0, result.output
+    assert "dropped the ranking of digits repeat 1 fold 0 random" in result.stderr
+    assert "7 of 8 rankings reproduce their rows" in result.stderr
+    pd.testing.assert_frame_equal(load_rankings(out), rankings[~mask].reset_index(drop=True))
 
 
 def test_the_check_refuses_a_damaged_or_missing_rankings_file(finished, tmp_path):
-    from fsbench.engine.check_rankings import main
-
     out = copy_folder(finished, tmp_path)
     path = out / RANKINGS_FILE
     path.write_bytes(path.read_bytes()[:100])
     damaged = path.read_bytes()
-    _one_sentence(CliRunner().invoke(main, [str(out)]), "rankings.csv.gz' is damaged")
+    _one_sentence(CliRunner().invoke(fsbench_main, ["rankings", "check", str(out)]), "rankings.csv.gz' is damaged")
     assert path.read_bytes() == damaged
     path.unlink()
-    _one_sentence(CliRunner().invoke(main, [str(out)]), "No rankings.csv.gz in")
+    _one_sentence(CliRunner().invoke(fsbench_main, ["rankings", "check", str(out)]), "No rankings.csv.gz in")
 
 
 def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digits, tmp_path, monkeypatch):
@@ -476,7 +546,7 @@ def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digit
 
     monkeypatch.setattr(check_module, "_replay", interrupted)
     monkeypatch.setattr(check_module, "load_data", lambda names, data, *a: digits)
-    result = CliRunner().invoke(check_module.main, [str(out)])
+    result = CliRunner().invoke(fsbench_main, ["rankings", "check", str(out)])
     assert result.exit_code == 130 and "Traceback" not in result.output
     assert (out / RANKINGS_FILE).read_bytes() == before
     assert not list(out.glob(".*.tmp"))

@@ -11,16 +11,15 @@ be wrong.
 
 ``fsbench rankings check RESULTS_DIR [--data-dir DIR] [-j N]`` checks every task with a
 ranking; it costs one classifier fit per row (the protocol's final evaluation), not the inner CV.
+The command's options and printing are :mod:`fsbench.cli.rankings`.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import click
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
@@ -33,7 +32,6 @@ from fsbench.errors import FsbenchError
 from fsbench.evaluation.classifiers import as_spec
 from fsbench.evaluation.protocol import refit_count
 from fsbench.storage import (
-    RANKINGS_FILE,
     RUNS_FILE,
     TASK_KEY,
     load_rankings,
@@ -89,7 +87,8 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
     check_folder(out, n_jobs, "rankings are checked against the rows of a run")
     experiment = experiment_from_results(out)
     if experiment.classifiers:
-        raise FsbenchError(f"{str(out)!r} holds several classifiers' rows; check_rankings replays one classifier.")
+        raise FsbenchError(f"{str(out)!r} holds several classifiers' rows, and 'fsbench rankings check' "
+                           "replays the rows of a single classifier only.")
     with locked(out):
         runs, rankings = load_runs(out), load_rankings(out)
         data = load_data(experiment.datasets, dict(data or {}), data_dir, say, "its rankings are kept unchecked")
@@ -128,29 +127,3 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
         say(f"{out}: {len(jobs) + len(orphans) - len(dropped)} of {len(jobs) + len(orphans)} rankings reproduce "
             "their rows")
         return dropped
-
-
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("results_dir", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              envvar="FSBENCH_DATA", help="Folder with the dataset files (default: $FSBENCH_DATA).")
-@click.option("-j", "--n-jobs", type=int, default=1, show_default=True)
-def main(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
-    """Check that RESULTS_DIR's rankings.csv.gz reproduces its rows; drop the rankings that do not."""
-    from fsbench.engine.console import sigterm_as_interrupt, stop_workers
-
-    try:
-        with sigterm_as_interrupt():
-            check_rankings(results_dir, data_dir, n_jobs, echo=lambda text: click.echo(text, err=True))
-    except FsbenchError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        stop_workers()
-        click.echo(f"Interrupted: {RANKINGS_FILE} is unchanged (it is written once, at the end); run the same "
-                   "command again.", err=True)
-        sys.exit(130)
-
-
-if __name__ == "__main__":
-    main()

@@ -3,6 +3,7 @@
 ``fsbench rankings regenerate RESULTS_DIR [--data-dir DIR] [-j N]`` writes ``RESULTS_DIR/rankings.csv.gz``
 (:func:`fsbench.storage.load_rankings`) for a results folder that holds ``config.yaml`` and
 ``runs.csv.gz`` (a committed folder needs no task files), without touching ``runs.csv.gz``.
+This module is the library function; the command's options and printing are :mod:`fsbench.cli.rankings`.
 
 For each task of ``runs.csv.gz`` (one selector fitted on one outer split) the selector is fitted
 again exactly as the run fitted the ranking its rows evaluate: the same split, preprocessing and
@@ -34,13 +35,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import click
 import numpy as np
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
@@ -278,33 +277,3 @@ def _count_labels(task_ids: list[str], rows: dict[str, list[dict[str, Any]]]) ->
         label = str(rows[task_id][0]["selector"])
         counts[label] = counts.get(label, 0) + 1
     return counts
-
-
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("results_dir", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Folder of the dataset files (default: $FSBENCH_DATA, then the cache).")
-@click.option("-j", "--n-jobs", type=int, default=1, show_default=True, help="Parallel fits (-1: all cores).")
-def main(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
-    """Write RESULTS_DIR/rankings.csv.gz by refitting every task of RESULTS_DIR/runs.csv.gz.
-
-    Resumable: run the same command again after an interruption.
-    """
-    from fsbench.engine.console import sigterm_as_interrupt, stop_workers
-
-    try:
-        with sigterm_as_interrupt():
-            path = regenerate_rankings(results_dir, data_dir, n_jobs, echo=lambda text: click.echo(text, err=True))
-    except FsbenchError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        stop_workers()
-        click.echo("Interrupted: the rankings refitted so far are kept; run the same command again to continue.",
-                   err=True)
-        sys.exit(130)
-    click.echo(f"wrote {path}")
-
-
-if __name__ == "__main__":
-    main()
