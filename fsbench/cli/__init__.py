@@ -11,6 +11,12 @@ below registers one command group's commands on it:
 - :mod:`fsbench.cli.datasets`: ``datasets list|info|fetch``;
 - :mod:`fsbench.cli.selectors`: ``selectors``;
 - :mod:`fsbench.cli.rankings`: ``rankings regenerate|check``.
+
+Every command turns bad input into one sentence and exit status 2; the work itself is the
+library's, in the packages below.
+
+May import: errors, fixed_order, code_identity, storage, datasets, selectors, plugins, evaluation,
+configuration, engine, stats, report and papers.
 """
 
 from __future__ import annotations

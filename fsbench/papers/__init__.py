@@ -1,4 +1,19 @@
-"""The three papers' printed tables, as data.
+"""The three papers (RFS, DSO-FS, SL21/SL2P): their printed tables as data, and everything that
+holds our results to them.
+
+- this module: the printed tables, as data (below);
+- :mod:`fsbench.papers.layout`: where the papers' configs and results live in a checkout;
+- :mod:`fsbench.papers.tables`, :mod:`fsbench.papers.claims`, :mod:`fsbench.papers.figures`,
+  :mod:`fsbench.papers.statistics`, :mod:`fsbench.papers.forensics` and
+  :mod:`fsbench.papers.report`: a paper's tables beside the printed values, its headline claims,
+  its figures, statistics and test-set forensics, and ``results/papers/REPORT.md``;
+- :mod:`fsbench.papers.reproduce` and :mod:`fsbench.papers.check`: the ``fsbench reproduce`` and
+  ``fsbench check`` workflows; :mod:`fsbench.papers.changes` and
+  :mod:`fsbench.papers.migrate_rfs_stop`: what a recomputation changed, and a one-off migration
+  of the committed results.
+
+May import: errors, fixed_order, code_identity, storage, datasets, selectors, plugins, evaluation,
+configuration, engine, stats and report.
 
 Each :class:`PrintedTable` holds the values exactly as printed (accuracy in %), the standard
 deviation where the paper printed one, the number of selected features, what kind of estimate

@@ -34,6 +34,8 @@ Its modules, each depending only on those listed before it:
 Every error a user can cause is a :class:`PluginError` (a ``ConfigError``): one line, naming the
 problem; its ``key`` says which config key is at fault (``class``, ``score_func``,
 ``params.alpha``, ``grid.alpha``...).
+
+May import: errors, fixed_order, code_identity, storage, datasets and selectors.
 """
 
 from fsbench.plugins.entry_points import (

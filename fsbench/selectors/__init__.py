@@ -1,8 +1,15 @@
-"""Registry of feature selectors.
+"""The built-in feature selectors, each a scikit-learn estimator, and their registry.
 
 Every module of this package defines its selector classes and registers each under a short
 name with :func:`register`; the package imports its modules on first use, so adding a
-selector is adding a module. ``fsbench selectors`` lists the registry.
+selector is adding a module. ``fsbench selectors`` lists the registry. :mod:`fsbench.selectors.base`
+holds the base class and the parameter checks; the modules named ``_x`` are helpers of the
+selectors (discretization, the SVM and DSO solvers), private to this package.
+
+The code identity a selector's rows carry is :func:`selector_code`, within :data:`SELECTOR_SCOPE`
+(the evaluation protocol's is :func:`fsbench.evaluation.protocol_code`).
+
+May import: errors, fixed_order, code_identity, storage and datasets.
 """
 
 from __future__ import annotations
