@@ -23,8 +23,8 @@ from click.testing import CliRunner
 from sklearn.datasets import dump_svmlight_file
 
 from fsbench.cli import main
-from fsbench.datasets import tables as tables_module
-from fsbench.datasets.files import UserData, describe_data_file, read_data_file
+from fsbench.datasets.user_files import tables as tables_module
+from fsbench.datasets.user_files.files import UserData, describe_data_file, read_data_file
 from fsbench.errors import DataError
 
 # Labels unsorted and not 0..c-1. By hand: sorted classes ('setosa', 'versicolor', 'virginica')
@@ -576,7 +576,7 @@ LABEL_FIRST = "class,a,b\n" + "".join(f"{'xy'[i % 2]},{i},{i % 3}\n" for i in ra
     ({"x": "X"}, "--x does not apply"),
 ])
 def test_the_command_line_names_its_options_and_a_config_its_keys(tmp_path, options, says):
-    from fsbench.datasets.files import COMMAND_LINE_OPTIONS
+    from fsbench.datasets.user_files.files import COMMAND_LINE_OPTIONS
 
     path = _csv(tmp_path, LABEL_FIRST, "toy.csv")
     with pytest.raises(DataError) as info:

@@ -48,8 +48,13 @@ def datasets_info(name: str, data_dir: Path | None, label: str | None, x: str | 
     and sha256. --label, --x and --y are a config's label:, x: and y:.
     """
     from fsbench.datasets import data_dirs, locate, resolve
-    from fsbench.datasets.files import COMMAND_LINE_OPTIONS, describe_data_file, looks_like_data_file, not_a_file
     from fsbench.datasets.integrity import read_record
+    from fsbench.datasets.user_files.files import (
+        COMMAND_LINE_OPTIONS,
+        describe_data_file,
+        looks_like_data_file,
+        not_a_file,
+    )
     from fsbench.errors import ConfigError
 
     if looks_like_data_file(name):

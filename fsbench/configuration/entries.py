@@ -56,7 +56,7 @@ def parse_data_file(r: Reader, node: Located, path: str, base_dir: Path) -> tupl
     (fsbench.datasets.files) so that a bad file stops the config here; returns the entry and
     what was read (shape, classes)."""
     from fsbench.datasets import resolve
-    from fsbench.datasets.files import read_data_file
+    from fsbench.datasets.user_files.files import read_data_file
     from fsbench.errors import DataError
 
     m = r.mapping(node, path, DATA_FILE_KEYS)

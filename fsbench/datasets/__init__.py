@@ -15,11 +15,11 @@ A user's own data file (CSV/TSV/text, Parquet, ARFF, .mat, .npz, svmlight) is re
 """
 
 from fsbench.datasets.fetch import fetch
-from fsbench.datasets.files import UserData, describe_data_file, read_data_file
 from fsbench.datasets.integrity import git_blob_id
 from fsbench.datasets.loaders import Dataset, load
 from fsbench.datasets.paths import cache_dir, data_dirs, locate
 from fsbench.datasets.registry import DataFile, DatasetSpec, all_datasets, resolve
+from fsbench.datasets.user_files.files import UserData, describe_data_file, read_data_file
 
 __all__ = ["DataFile", "Dataset", "DatasetSpec", "UserData", "all_datasets", "cache_dir", "data_dirs",
            "describe_data_file", "fetch", "git_blob_id", "load", "locate", "read_data_file", "resolve"]

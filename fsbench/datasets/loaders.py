@@ -17,13 +17,12 @@ import numpy as np
 from fsbench.datasets.integrity import verify_file
 from fsbench.datasets.paths import cache_dir, data_dirs, locate
 from fsbench.datasets.registry import DatasetSpec, resolve
+from fsbench.datasets.user_files.matlab import MAT_KEYS, MatKeysNotFound, read_mat
+from fsbench.datasets.user_files.validation import ContentProblem, as_labels, as_matrix, nonfinite
 from fsbench.errors import DataError
 
-__all__ = ["MAT_KEYS", "ContentProblem", "Dataset", "MatKeysNotFound", "as_labels", "as_matrix", "check",
-           "choose_mat_keys", "load", "nonfinite", "read_files", "read_mat"]
+__all__ = ["Dataset", "check", "load", "read_files"]
 
-# (data, labels) variable names accepted in a .mat file, in order of preference.
-MAT_KEYS = (("X", "Y"), ("fea", "gnd"), ("data", "label"))
 CSV_LABEL_COLUMN = "class"
 
 
@@ -74,118 +73,10 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).strip()[:120]}"
 
 
-class MatKeysNotFound(LookupError):
-    """A .mat file lacks the data and label variables asked for.
-
-    ``names`` lists the variables the file holds; ``missing`` the names asked for explicitly that
-    it lacks (empty when none was asked for and no pair of :data:`MAT_KEYS` is present).
-    """
-
-    def __init__(self, names: Sequence[str], missing: Sequence[str] = ()) -> None:
-        super().__init__(", ".join(missing) or "no data and label variables")
-        self.names = list(names)
-        self.missing = list(missing)
-
-
-def choose_mat_keys(names: Sequence[str], x: str | None = None,
-                    y: str | None = None) -> tuple[str, str]:
-    """The (data, labels) variable names to read from a file holding variables ``names``.
-
-    Without ``x`` and ``y``: the first pair of :data:`MAT_KEYS` present, matched exactly, else
-    ignoring case. A name given is used as is (exactly, else ignoring case when that is unique);
-    when only one is given, the other is the first of its half of :data:`MAT_KEYS` present.
-    Raises :class:`MatKeysNotFound`.
-    """
-    present = list(names)
-    if x is None and y is None:
-        lower = {n.lower(): n for n in present}
-        for x_key, y_key in MAT_KEYS:
-            if x_key in present and y_key in present:
-                return x_key, y_key
-        for x_key, y_key in MAT_KEYS:
-            if x_key.lower() in lower and y_key.lower() in lower:
-                return lower[x_key.lower()], lower[y_key.lower()]
-        raise MatKeysNotFound(present)
-
-    def find(wanted: str) -> str | None:
-        if wanted in present:
-            return wanted
-        folded = [n for n in present if n.lower() == wanted.lower()]
-        return folded[0] if len(folded) == 1 else None
-
-    def default(half: int) -> str | None:
-        for pair in MAT_KEYS:
-            if (found := find(pair[half])) is not None:
-                return found
-        return None
-
-    x_key = find(x) if x is not None else default(0)
-    y_key = find(y) if y is not None else default(1)
-    if x_key is None or y_key is None:
-        missing = [w for w, k in ((x, x_key), (y, y_key)) if w is not None and k is None]
-        raise MatKeysNotFound(present, missing)
-    return x_key, y_key
-
-
 def _missing_keys(spec: DatasetSpec, path: Path, names: Sequence[str]) -> DataError:
     found = ", ".join(sorted(names)) or "none"
     wanted = " or ".join(f"{x}/{y}" for x, y in MAT_KEYS)
     return _bad(spec, str(path), f"has no data and label variables {wanted} (it holds: {found})")
-
-
-def _matlab_class(node: Any) -> str:
-    value = node.attrs.get("MATLAB_class", b"")
-    return value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
-
-
-def _read_h5_variable(node: Any) -> Any:
-    """A MATLAB v7.3 variable: HDF5 stores MATLAB's column-major arrays transposed.
-
-    Sparse matrices come back as scipy CSC matrices, char arrays as an array of one string per
-    row (trailing blanks removed), cell arrays as an object array of their elements.
-    """
-    import h5py
-    import scipy.sparse
-
-    if isinstance(node, h5py.Group) and "MATLAB_sparse" in node.attrs:
-        n_rows = int(node.attrs["MATLAB_sparse"])
-        jc = node["jc"][()]
-        data = node["data"][()] if "data" in node else np.ones(len(node["ir"]))
-        return scipy.sparse.csc_matrix((data, node["ir"][()], jc), shape=(n_rows, len(jc) - 1))
-    if not isinstance(node, h5py.Dataset):
-        raise TypeError(f"variable {node.name!r} is a {type(node).__name__}, not an array")
-    value = np.asarray(node[()]).T
-    kind = _matlab_class(node)
-    if kind == "char" and value.dtype.kind in "iu":
-        rows = np.atleast_2d(value)
-        return np.array(["".join(map(chr, row)).rstrip() for row in rows.tolist()])
-    if kind == "cell" and h5py.check_ref_dtype(node.dtype) is not None:
-        cells = np.empty(value.shape, dtype=object)
-        for index, ref in np.ndenumerate(value):
-            cells[index] = _read_h5_variable(node.file[ref])
-        return cells
-    return value
-
-
-def read_mat(path: Path, x: str | None = None, y: str | None = None) -> tuple[str, str, Any, Any]:
-    """``(x_key, y_key, data, labels)`` read from a MATLAB .mat file, v5 (scipy) or v7.3 (HDF5).
-
-    The variables are chosen by :func:`choose_mat_keys`; v7.3 arrays are transposed back to
-    MATLAB's layout. Raises :class:`MatKeysNotFound` when they are missing; any other exception
-    means the file cannot be read as a .mat file.
-    """
-    import h5py
-    import scipy.io
-
-    if h5py.is_hdf5(path):  # MATLAB v7.3
-        with h5py.File(path, "r") as fh:
-            names = [k for k in fh if not k.startswith("#")]
-            x_key, y_key = choose_mat_keys(names, x, y)
-            return x_key, y_key, _read_h5_variable(fh[x_key]), _read_h5_variable(fh[y_key])
-    variables = scipy.io.loadmat(path)
-    names = [k for k in variables if not k.startswith("__")]
-    x_key, y_key = choose_mat_keys(names, x, y)
-    return x_key, y_key, variables[x_key], variables[y_key]
 
 
 def _read_mat(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
@@ -235,55 +126,6 @@ def _read_csv(spec: DatasetSpec, path: Path) -> tuple[Any, Any]:
     except (TypeError, ValueError) as exc:
         raise _bad(spec, str(path), "holds values that are not numbers") from exc
     return X, frame[label_col].to_numpy()
-
-
-class ContentProblem(ValueError):
-    """What is wrong with the arrays read from a file, as a clause ("has labels of shape ...");
-    the caller names the file and adds the fix."""
-
-
-def as_matrix(X: Any) -> np.ndarray:
-    """``X`` as a float64 samples x features matrix (sparse densified); raises ContentProblem."""
-    import scipy.sparse
-
-    if scipy.sparse.issparse(X):
-        X = X.toarray()
-    X = np.asarray(X)
-    if X.ndim != 2 or X.dtype.kind not in "biuf":
-        raise ContentProblem(f"holds data of shape {X.shape} and type {X.dtype}, not a numeric "
-                             "samples x features matrix")
-    return X.astype(np.float64, copy=False)
-
-
-def as_labels(labels: Any) -> np.ndarray:
-    """``labels`` flattened to one per sample (sparse densified, objects as strings); raises
-    ContentProblem for another shape or a NaN or infinite label."""
-    import scipy.sparse
-
-    if scipy.sparse.issparse(labels):
-        labels = labels.toarray()
-    labels = np.asarray(labels)
-    if labels.ndim == 2 and 1 in labels.shape:
-        labels = labels.ravel()
-    if labels.ndim != 1:
-        raise ContentProblem(f"has labels of shape {labels.shape}, expected one per sample")
-    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
-        raise ContentProblem("has missing (NaN) or infinite labels")
-    if labels.dtype.kind == "O":
-        labels = labels.astype(str)
-    return labels
-
-
-def nonfinite(X: np.ndarray) -> tuple[int, int, int, int] | None:
-    """``(n_nan, n_inf, row, column)`` of X's NaN and infinite values, the first in row order;
-    None when every value is finite."""
-    finite = np.isfinite(X)
-    if finite.all():
-        return None
-    n_nan = int(np.isnan(X).sum())
-    n_inf = int((~finite).sum()) - n_nan
-    row, col = (int(v) for v in np.argwhere(~finite)[0])
-    return n_nan, n_inf, row, col
 
 
 def _as_matrix(spec: DatasetSpec, where: str, X: Any) -> np.ndarray:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 from fsbench.datasets.registry import DatasetSpec, normalize, resolve
 
-__all__ = ["cache_dir", "data_dirs", "find_file", "locate", "sha256_of"]
+__all__ = ["cache_dir", "data_dirs", "find_file", "locate"]
 
 
 def cache_dir() -> Path:
@@ -75,12 +74,3 @@ def locate(name: str | DatasetSpec, data_dir: str | Path | None = None) -> list[
         if all(p is not None for p in found):
             return [p for p in found if p is not None]
     return None
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

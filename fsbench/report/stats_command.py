@@ -92,7 +92,7 @@ def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
 
     files = {f.get("name"): f for f in config.get("data_files") or [] if isinstance(f, dict)}
     if dataset in files:
-        from fsbench.datasets.files import read_data_file
+        from fsbench.datasets.user_files.files import read_data_file
 
         entry = files[dataset]
         try:

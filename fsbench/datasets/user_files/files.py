@@ -1,6 +1,6 @@
 """Reading a user's own data file: the datasets of an open benchmark.
 
-    from fsbench.datasets.files import read_data_file
+    from fsbench.datasets.user_files.files import read_data_file
     data = read_data_file(Path("data/tox.csv"), label="class")
     data.X, data.y, data.classes          # float64 (n, d); int64 codes 0..c-1; classes[y] = labels
 
@@ -57,18 +57,21 @@ no NaN or infinite value (fsbench does not impute). Class sizes for a protocol a
 runner's to check. Every problem is a :class:`fsbench.errors.DataError` of one sentence
 naming the file, the problem and its fix.
 
-The readers live beside this module: :mod:`fsbench.datasets.delimited` (text),
-:mod:`fsbench.datasets.tables` (Parquet, ARFF, and the label column of every table) and
-:mod:`fsbench.datasets.arrays` (.mat, .npz, svmlight), all building on
-:mod:`fsbench.datasets.user_data` (:class:`UserData` and the checks). This module chooses the
-reader by extension, checks the options, caches reads, and describes a file for
-``fsbench datasets info PATH``.
+The readers live beside this module: :mod:`~fsbench.datasets.user_files.delimited` (text),
+:mod:`~fsbench.datasets.user_files.tables` (Parquet, ARFF, and the label column of every table)
+and :mod:`~fsbench.datasets.user_files.arrays` (.mat, .npz, svmlight; .mat files through
+:mod:`~fsbench.datasets.user_files.matlab`), all returning a :class:`UserData`
+(:mod:`~fsbench.datasets.user_files.user_data`) after the checks of
+:mod:`~fsbench.datasets.user_files.validation`, with messages worded by
+:mod:`~fsbench.datasets.user_files.messages`. This module chooses the reader by extension, checks
+the options, caches reads, and describes a file for ``fsbench datasets info PATH``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,19 +79,11 @@ from typing import Any
 
 import numpy as np
 
-from fsbench.datasets.arrays import _read_mat_file, _read_npz, _read_svmlight
-from fsbench.datasets.delimited import _DELIMITER_NAMES, _read_text
-from fsbench.datasets.paths import sha256_of
-from fsbench.datasets.tables import _read_arff, _read_parquet
-from fsbench.datasets.user_data import (
-    CONFIG_OPTIONS,
-    UserData,
-    _fail,
-    _option,
-    _options_named,
-    _quote_list,
-    _reason,
-)
+from fsbench.datasets.user_files.arrays import read_mat_file, read_npz, read_svmlight
+from fsbench.datasets.user_files.delimited import DELIMITER_NAMES, read_text
+from fsbench.datasets.user_files.messages import CONFIG_OPTIONS, fail, option, options_named, quote_list, reason
+from fsbench.datasets.user_files.tables import read_arff, read_parquet
+from fsbench.datasets.user_files.user_data import UserData
 from fsbench.errors import DataError
 
 __all__ = ["COMMAND_LINE_OPTIONS", "CONFIG_OPTIONS", "EXTENSIONS", "UserData", "describe", "describe_data_file",
@@ -159,7 +154,7 @@ def not_a_file(folder: Path) -> DataError:
         fix = f"give the path of one data file in it, such as {shown}"
     else:
         fix = f"give the path of one data file (fsbench reads {_supported()})"
-    return _fail(str(folder), f"is a folder, not a data file or a dataset name; {fix}")
+    return fail(str(folder), f"is a folder, not a data file or a dataset name; {fix}")
 
 
 def _stem(path: Path) -> str:
@@ -173,20 +168,29 @@ def _stem(path: Path) -> str:
 def _check_options(path: Path, fmt: str, label: str | int | None, x: str | None,
                    y: str | None) -> None:
     where = str(path)
-    opt_label, opt_x, opt_y = _option("label"), _option("x"), _option("y")
+    opt_label, opt_x, opt_y = option("label"), option("x"), option("y")
     if label is not None and fmt not in TABLE_FORMATS:
         fix = (f"name its variables with {opt_x} and {opt_y} instead" if fmt in ("mat", "npz")
                else f"remove {opt_label} (the label is the first field of each line)")
-        raise _fail(where, f"is a {_KIND[fmt]} file, which has no columns, so {opt_label} {label} does "
-                           f"not apply ({opt_label} names a column of a .csv, .tsv, .txt, .arff or "
-                           f".parquet table); {fix}")
+        raise fail(where, f"is a {_KIND[fmt]} file, which has no columns, so {opt_label} {label} does "
+                          f"not apply ({opt_label} names a column of a .csv, .tsv, .txt, .arff or "
+                          f".parquet table); {fix}")
     if (x is not None or y is not None) and fmt not in ("mat", "npz"):
         given = [k for k, v in ((opt_x, x), (opt_y, y)) if v is not None]
         fix = (f"set {opt_label} to its label column instead" if fmt in TABLE_FORMATS
                else "remove them (the label is the first field of each line)")
-        raise _fail(where, f"is a {_KIND[fmt]} file, so {' and '.join(given)} "
-                           f"{'does' if len(given) == 1 else 'do'} not apply ({opt_x} and {opt_y} name "
-                           f"variables of .mat and .npz files); {fix}")
+        raise fail(where, f"is a {_KIND[fmt]} file, so {' and '.join(given)} "
+                          f"{'does' if len(given) == 1 else 'do'} not apply ({opt_x} and {opt_y} name "
+                          f"variables of .mat and .npz files); {fix}")
+
+
+def _sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @functools.lru_cache(maxsize=4)
@@ -195,23 +199,23 @@ def _read_cached(path: Path, resolved: Path, stamp: tuple[int, int], fmt: str,
     """The read of ``path`` (messages name it as given; ``resolved`` and ``stamp``, its mtime
     and size before the read, key the cache)."""
     name = _stem(path)
-    sha256 = sha256_of(path)
+    sha256 = _sha256_of(path)
     if fmt in TEXT_FORMATS:
-        data = _read_text(path, fmt, label, name=name, sha256=sha256)
+        data = read_text(path, fmt=fmt, label=label, name=name, sha256=sha256)
     elif fmt == "parquet":
-        data = _read_parquet(path, label, name=name, sha256=sha256)
+        data = read_parquet(path, label=label, name=name, sha256=sha256)
     elif fmt == "arff":
-        data = _read_arff(path, label, name=name, sha256=sha256)
+        data = read_arff(path, label=label, name=name, sha256=sha256)
     elif fmt == "mat":
-        data = _read_mat_file(path, x, y, name=name, sha256=sha256)
+        data = read_mat_file(path, x=x, y=y, name=name, sha256=sha256)
     elif fmt == "npz":
-        data = _read_npz(path, x, y, name=name, sha256=sha256)
+        data = read_npz(path, x=x, y=y, name=name, sha256=sha256)
     else:
-        data = _read_svmlight(path, name=name, sha256=sha256)
+        data = read_svmlight(path, name=name, sha256=sha256)
     st = path.stat()
     if (st.st_mtime_ns, st.st_size) != stamp:
-        raise _fail(str(path), "changed while it was being read; try again once nothing is "
-                               "writing to it")
+        raise fail(str(path), "changed while it was being read; try again once nothing is "
+                              "writing to it")
     return data
 
 
@@ -229,7 +233,7 @@ def read_data_file(path: str | Path, *, label: str | int | None = None, x: str |
     ``option_names`` says (default :data:`CONFIG_OPTIONS`, a config's ``label:``; the command
     line gives :data:`COMMAND_LINE_OPTIONS`). Reads are cached per file path, mtime and size.
     """
-    with _options_named(option_names):
+    with options_named(option_names):
         return _read_data_file(path, label=label, x=x, y=y, name=name)
 
 
@@ -238,29 +242,29 @@ def _read_data_file(path: str | Path, *, label: str | int | None, x: str | None,
     path = Path(path).expanduser()
     where = str(path)
     if isinstance(label, bool):
-        raise _fail(where, f"cannot take {_option('label')} {label} (a yes/no value); give the label column's "
-                           "name or position")
+        raise fail(where, f"cannot take {option('label')} {label} (a yes/no value); give the label column's "
+                          "name or position")
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise _fail(where, "does not exist; check the path (a config's paths are relative to "
-                           "the config file's folder)") from None
+        raise fail(where, "does not exist; check the path (a config's paths are relative to "
+                          "the config file's folder)") from None
     except OSError as exc:
-        raise _fail(where, f"cannot be read ({_reason(exc)})") from exc
+        raise fail(where, f"cannot be read ({reason(exc)})") from exc
     if path.is_dir():
         raise not_a_file(path)
     fmt = format_of(path)
     if fmt is None:
         suffix = "".join(path.suffixes[-2:]) if path.name.lower().endswith(".gz") else path.suffix
         what = f"an unknown extension {suffix!r}" if suffix else "no extension"
-        raise _fail(where, f"has {what}, so its format is unknown; fsbench reads {_supported()}: "
-                           "convert it to one of them (CSV is the simplest) or, if it is one, "
-                           "rename it")
+        raise fail(where, f"has {what}, so its format is unknown; fsbench reads {_supported()}: "
+                          "convert it to one of them (CSV is the simplest) or, if it is one, "
+                          "rename it")
     _check_options(path, fmt, label, x, y)
     if isinstance(label, str) and not label.strip():
-        raise _fail(where, f"was given an empty {_option('label')}; give the label column's name or position")
+        raise fail(where, f"was given an empty {option('label')}; give the label column's name or position")
     if st.st_size == 0:
-        raise _fail(where, f"is empty (0 bytes); give a {_KIND[fmt]} file that holds the data")
+        raise fail(where, f"is empty (0 bytes); give a {_KIND[fmt]} file that holds the data")
     data = _read_cached(path, path.resolve(), (st.st_mtime_ns, st.st_size), fmt, label, x, y)
     return dataclasses.replace(data, path=path, name=name if name is not None else data.name)
 
@@ -278,7 +282,7 @@ def describe(data: UserData) -> list[str]:
     """Lines describing a data file as fsbench reads it (``fsbench datasets info PATH``)."""
     how = data.format
     if data.format in TEXT_FORMATS:
-        parts = [f"{_DELIMITER_NAMES.get(data.delimiter or ' ', 'whitespace')}-delimited",
+        parts = [f"{DELIMITER_NAMES.get(data.delimiter or ' ', 'whitespace')}-delimited",
                  "header row" if data.header else "no header: columns numbered from 0"]
         how = f"{data.format} ({', '.join(parts)})"
     lines = [f"{data.name} (file {data.path})",
@@ -302,7 +306,7 @@ def describe(data: UserData) -> list[str]:
     lines.append(f"  constant:  {n_const} feature{'s' if n_const != 1 else ''} with the same "
                  "value in every sample")
     if data.feature_names is not None:
-        lines.append(f"  features:  {_quote_list(list(data.feature_names))}")
+        lines.append(f"  features:  {quote_list(list(data.feature_names))}")
     for note in data.notes:
         lines.append(f"  note:      {note}")
     lines.append(f"  sha256:    {data.sha256}")

@@ -1,8 +1,8 @@
 """Delimited text files (``.csv``, ``.tsv``, ``.txt``, each optionally ``.gz``): the first lines
 decide the delimiter, the decimal mark and whether the first line is a header; pandas then
-reads the file and :mod:`fsbench.datasets.tables` makes the table a
-:class:`~fsbench.datasets.user_data.UserData`.
-The rules they follow are stated, for users, in :mod:`fsbench.datasets.files`.
+reads the file and :mod:`fsbench.datasets.user_files.tables` makes the table a
+:class:`~fsbench.datasets.user_files.user_data.UserData`.
+The rules they follow are stated, for users, in :mod:`fsbench.datasets.user_files.files`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fsbench.datasets.tables import _from_frame, _is_number
-from fsbench.datasets.user_data import UserData, _fail, _reason
+from fsbench.datasets.user_files.messages import fail, reason
+from fsbench.datasets.user_files.tables import from_frame, is_number
+from fsbench.datasets.user_files.user_data import UserData
+
+__all__ = ["DELIMITER_NAMES", "read_text"]
 
 _SAMPLE_LINES = 25  # non-blank lines that decide the delimiter, decimal mark and header
 _SAMPLE_BYTES = 4 << 20  # ... or fewer (at least 3) once this many bytes are read
 _DELIMITERS = ("\t", ";", ",")  # in order of preference on a tie
-_DELIMITER_NAMES = {"\t": "tab", ";": "semicolon", ",": "comma", " ": "whitespace"}
+#: how messages and ``fsbench datasets info`` name each delimiter (" " stands for whitespace)
+DELIMITER_NAMES = {"\t": "tab", ";": "semicolon", ",": "comma", " ": "whitespace"}
 # pandas' default missing-value markers, plus ARFF's and UCI's '?'
 _MISSING = frozenset({"", "?", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
                       "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan",
@@ -82,11 +86,11 @@ def _refuse_binary(path: Path, sample: bytes, start: int = 0) -> None:
         return
     known = next((problem for magic, problem in _MAGIC if sample.startswith(magic)), None)
     if known is not None:
-        raise _fail(str(path), known)
+        raise fail(str(path), known)
     byte = found.group()[0]
-    raise _fail(str(path), f"is not a text file: it holds the control byte 0x{byte:02x} (at byte "
-                           f"{found.start()}), which text never does, so it is binary data or "
-                           "text in another encoding; give a CSV file saved as UTF-8 text")
+    raise fail(str(path), f"is not a text file: it holds the control byte 0x{byte:02x} (at byte "
+                          f"{found.start()}), which text never does, so it is binary data or "
+                          "text in another encoding; give a CSV file saved as UTF-8 text")
 
 
 def _split(line: str, sep: str | None) -> list[str]:
@@ -99,7 +103,7 @@ def _split(line: str, sep: str | None) -> list[str]:
 
 
 def _detect_delimiter(lines: list[str]) -> str | None:
-    """Tab, semicolon or comma (None: whitespace); see :mod:`fsbench.datasets.files`."""
+    """Tab, semicolon or comma (None: whitespace); see :mod:`fsbench.datasets.user_files.files`."""
     best: tuple[int, str] | None = None
     ragged: tuple[int, str] | None = None
     for sep in _DELIMITERS:
@@ -129,7 +133,7 @@ def _detect_decimal(rows: list[list[str]], sep: str | None) -> str:
 
 
 def _detect_header(rows: list[list[str]], label: str | int | None, decimal: str) -> bool:
-    """Whether the first row is a header; see :mod:`fsbench.datasets.files`."""
+    """Whether the first row is a header; see :mod:`fsbench.datasets.user_files.files`."""
     first, rest = rows[0], rows[1:]
     if rest and len(first) == len(rest[0]) - 1:
         return True  # R's row names: the header has no field for them
@@ -138,9 +142,9 @@ def _detect_header(rows: list[list[str]], label: str | int | None, decimal: str)
         return True
 
     def number(v: str) -> bool:
-        return v.strip() in _MISSING or _is_number(v, decimal)
+        return v.strip() in _MISSING or is_number(v, decimal=decimal)
 
-    if not any(_is_number(v, decimal) for v in first):
+    if not any(is_number(v, decimal=decimal) for v in first):
         return True
     for j, v in enumerate(first):
         if number(v):
@@ -151,8 +155,8 @@ def _detect_header(rows: list[list[str]], label: str | int | None, decimal: str)
     return False
 
 
-def _read_text(path: Path, fmt: str, label: str | int | None, *, name: str,
-               sha256: str) -> UserData:
+def read_text(path: Path, *, fmt: str, label: str | int | None, name: str, sha256: str) -> UserData:
+    """A user's delimited text file (CSV, TSV or text, perhaps gzipped), its label column ``label``."""
     import pandas as pd
 
     compressed = path.name.lower().endswith(".gz")
@@ -160,9 +164,9 @@ def _read_text(path: Path, fmt: str, label: str | int | None, *, name: str,
     try:
         lines, utf8 = _sample_lines(path, compressed)
     except (OSError, EOFError) as exc:
-        raise _fail(where, f"cannot be read ({_reason(exc)})") from exc
+        raise fail(where, f"cannot be read ({reason(exc)})") from exc
     if not lines:
-        raise _fail(where, "is empty; a data file needs one row per sample and a label column")
+        raise fail(where, "is empty; a data file needs one row per sample and a label column")
     sep = _detect_delimiter(lines)
     rows = [_split(line, sep) for line in lines]
     decimal = _detect_decimal(rows, sep)
@@ -185,8 +189,8 @@ def _read_text(path: Path, fmt: str, label: str | int | None, *, name: str,
         except UnicodeDecodeError:
             frame = parse("latin-1")
     except Exception as exc:  # pandas' ParserError, EmptyDataError, a damaged gzip stream
-        raise _fail(where, f"cannot be read as {_DELIMITER_NAMES[sep or ' ']}-delimited text "
-                           f"({_reason(exc)}); every line must have the same number of fields") \
+        raise fail(where, f"cannot be read as {DELIMITER_NAMES[sep or ' ']}-delimited text "
+                          f"({reason(exc)}); every line must have the same number of fields") \
             from exc
     raw_names = None
     if header:
@@ -195,6 +199,6 @@ def _read_text(path: Path, fmt: str, label: str | int | None, *, name: str,
         if given is not None:  # pandas names blank header fields 'Unnamed: i'
             raw_names = [c if g.strip() else "" for c, g in zip(raw_names, given, strict=True)]
         frame.columns = [c.strip() if isinstance(c, str) else c for c in frame.columns]
-    return _from_frame(frame, path=path, fmt=fmt, name=name, sha256=sha256, label=label,
-                       named=header, raw_names=raw_names, delimiter=sep or " ", header=header,
-                       notes=tuple(notes))
+    return from_frame(frame, path=path, fmt=fmt, name=name, sha256=sha256, label=label,
+                      named=header, raw_names=raw_names, delimiter=sep or " ", header=header,
+                      notes=tuple(notes))

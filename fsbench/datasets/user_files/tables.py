@@ -1,8 +1,8 @@
-"""Tables: a pandas table made into :class:`~fsbench.datasets.user_data.UserData` (the label
-column chosen by name or position, the features checked to be numbers, empty and row-index
+"""Tables: a pandas table made into :class:`~fsbench.datasets.user_files.user_data.UserData` (the
+label column chosen by name or position, the features checked to be numbers, empty and row-index
 columns left out), and the readers of Parquet and ARFF files. Delimited text
-(:mod:`fsbench.datasets.delimited`) ends here too.
-The rules they follow are stated, for users, in :mod:`fsbench.datasets.files`.
+(:mod:`fsbench.datasets.user_files.delimited`) ends here too.
+The rules they follow are stated, for users, in :mod:`fsbench.datasets.user_files.files`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from fsbench.datasets.user_data import (
-    UserData,
-    _count,
-    _fail,
-    _finish,
-    _label_values,
-    _option,
-    _quote_list,
-    _reason,
-    _too_few,
-)
+from fsbench.datasets.user_files.messages import count, fail, option, quote_list, reason, too_few
+from fsbench.datasets.user_files.user_data import UserData
+from fsbench.datasets.user_files.validation import finish, label_values
+
+__all__ = ["from_frame", "is_number", "read_arff", "read_parquet"]
 
 _NUMBER = {
     ".": re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)", re.I),
@@ -36,7 +30,7 @@ _NUMBER = {
 
 def _column_index(columns: Sequence[Any], label: str | int | None, *, named: bool,
                   where: str) -> int:
-    """Position of the label column among ``columns`` (see :mod:`fsbench.datasets.files`)."""
+    """Position of the label column among ``columns`` (see :mod:`fsbench.datasets.user_files.files`)."""
     m = len(columns)
     if label is None:
         return m - 1
@@ -52,31 +46,31 @@ def _column_index(columns: Sequence[Any], label: str | int | None, *, named: boo
         pos = int(text)
         if -m <= pos < m:
             return pos % m
-        raise _fail(where, f"has {m} columns (positions 0 to {m - 1}), so {_option('label')} {label} is "
-                           "beyond them; give the label column's position or name")
+        raise fail(where, f"has {m} columns (positions 0 to {m - 1}), so {option('label')} {label} is "
+                          "beyond them; give the label column's position or name")
     if not named:
-        raise _fail(where, f"has no header row (its first line holds numbers), so its {m} columns "
-                           f"are numbered 0 to {m - 1} and cannot be found by the name "
-                           f"{text!r}; give {_option('label')} as a position ({_option('label')} {m - 1} for "
-                           "the last)")
+        raise fail(where, f"has no header row (its first line holds numbers), so its {m} columns "
+                          f"are numbered 0 to {m - 1} and cannot be found by the name "
+                          f"{text!r}; give {option('label')} as a position ({option('label')} {m - 1} for "
+                          "the last)")
     names = [str(c) for c in columns]
     close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise _fail(where, f"has no column {text!r} to use as the label (its {m} columns: "
-                       f"{_quote_list(names)}{hint}); set {_option('label')} to the class column's "
-                       "name or position")
+    raise fail(where, f"has no column {text!r} to use as the label (its {m} columns: "
+                      f"{quote_list(names)}{hint}); set {option('label')} to the class column's "
+                      "name or position")
 
 
 def _describe_columns(cols: Sequence[Any], named: bool) -> str:
     if named:
-        return _quote_list(list(cols), limit=3)
+        return quote_list(list(cols), limit=3)
     shown = ", ".join(str(c) for c in cols[:3])
     return shown + (", ..." if len(cols) > 3 else "")
 
 
-def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
-                label: str | int | None, named: bool, raw_names: Sequence[str] | None = None,
-                **fields: Any) -> UserData:
+def from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
+               label: str | int | None, named: bool, raw_names: Sequence[str] | None = None,
+               **fields: Any) -> UserData:
     """A UserData from a pandas table: pick the label column, check the features are numbers.
 
     ``frame`` is modified (its other columns zeroed). ``raw_names`` are the header's fields as
@@ -97,7 +91,7 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
         if empty[i]:
             notes.append(f"ignored {_col_name(columns[i], named)}: empty in every row")
     if not kept:
-        raise _fail(where, "has no values")
+        raise fail(where, "has no values")
     if label is None:
         label_at = kept[-1]
     else:
@@ -117,7 +111,7 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
     col = frame.iloc[:, label_at].copy()
 
     if n < 2:
-        raise _too_few(where, n)
+        raise too_few(where, n)
 
     # features: numbers only
     dtypes = list(frame.dtypes)
@@ -125,7 +119,7 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
     if not all(numeric):
         bad = [columns[i] for i, ok in zip(features, numeric, strict=True) if not ok]
         first_bad = frame.iloc[:, features[numeric.index(False)]]
-        example = next((str(v) for v in first_bad.dropna() if not _is_number(str(v))), None)
+        example = next((str(v) for v in first_bad.dropna() if not is_number(str(v))), None)
         if len(bad) == 1:
             held = f" holding {example!r}" if example is not None else ""
             which = f"{_col_name(bad[0], named)}{held}"
@@ -133,9 +127,9 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
             held = f"; {_col_name(bad[0], named)} holds {example!r}" if example is not None else ""
             which = f"columns {_describe_columns(bad, named)}{held}"
         cols = "columns that are" if len(bad) > 1 else "column that is"
-        raise _fail(where, f"has {len(bad)} feature {cols} not numeric ({which}); fsbench needs "
-                           f"numeric features, so encode or remove {'them' if len(bad) > 1 else 'it'}, "
-                           f"or {_label_hint(bad, named)}")
+        raise fail(where, f"has {len(bad)} feature {cols} not numeric ({which}); fsbench needs "
+                          f"numeric features, so encode or remove {'them' if len(bad) > 1 else 'it'}, "
+                          f"or {_label_hint(bad, named)}")
     if features:
         # Selecting columns of a frame of thousands of columns costs pandas a block each: put
         # zeros in the other columns (the frame is ours) and select with numpy instead.
@@ -151,47 +145,48 @@ def _from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
     # labels
     missing = col.isna().to_numpy()
     if missing.all():
-        raise _fail(where, f"has no label in any sample: its {label_desc} is empty (or NA) in every "
-                           f"row; set {_option('label')} to the column that holds the classes")
+        raise fail(where, f"has no label in any sample: its {label_desc} is empty (or NA) in every "
+                          f"row; set {option('label')} to the column that holds the classes")
     if missing.any():
         first = int(np.flatnonzero(missing)[0])
-        raise _fail(where, f"has {_count(int(missing.sum()), 'sample')} without a label in its "
-                           f"{label_desc} (the first is sample {first}, counting from 0); fill "
-                           "them in or remove those rows")
+        raise fail(where, f"has {count(int(missing.sum()), 'sample')} without a label in its "
+                          f"{label_desc} (the first is sample {first}, counting from 0); fill "
+                          "them in or remove those rows")
     if pd.api.types.is_bool_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype):
         values = col.to_numpy()
         if values.dtype.kind not in "biuf":
             values = values.astype(np.float64)
     else:
         values = np.asarray(col.astype(str).tolist(), dtype=str)
-    labels = _label_values(values)
+    labels = label_values(values)
     if named:
         feature_names: tuple[str, ...] | None = tuple(str(columns[i]) for i in features)
         label_key: str | int = str(label_name)
     else:
         feature_names, label_key = None, int(label_name)
     names_of = [columns[i] for i in features]
-    return _finish(name=name, path=path, fmt=fmt, sha256=sha256, X=X, labels=labels,
-                   label_desc=label_desc, label_fix=_option("label"),
-                   feature_desc=lambda j: _col_name(names_of[j], named),
-                   feature_names=feature_names, label=label_key, notes=tuple(notes), **fields)
+    return finish(name=name, path=path, fmt=fmt, sha256=sha256, X=X, labels=labels,
+                  label_desc=label_desc, label_fix=option("label"),
+                  feature_desc=lambda j: _col_name(names_of[j], named),
+                  feature_names=feature_names, label=label_key, notes=tuple(notes), **fields)
 
 
 def _label_hint(columns: Sequence[Any], named: bool) -> str:
     """How to make the first of ``columns`` the label: ``set label: class if it is the class``."""
-    option = _option("label")
+    setting = option("label")
     if len(columns) > 1:
-        return f"set {option} if one of them is the class"
+        return f"set {setting} if one of them is the class"
     column = str(columns[0]).strip() if named else str(columns[0])
     shown = column if re.fullmatch(r"[\w.-]+", column) else repr(column)
-    return f"set {option} {shown} if it is the class"
+    return f"set {setting} {shown} if it is the class"
 
 
 def _col_name(column: Any, named: bool) -> str:
     return f"column {str(column)!r}" if named else f"column {column}"
 
 
-def _is_number(text: str, decimal: str = ".") -> bool:
+def is_number(text: str, *, decimal: str = ".") -> bool:
+    """Whether ``text`` (blanks around it aside) is a number written with the ``decimal`` mark."""
     return bool(_NUMBER[decimal].fullmatch(text.strip()))
 
 
@@ -203,33 +198,35 @@ def _parquet_engine() -> str | None:
     return None
 
 
-def _read_parquet(path: Path, label: str | int | None, *, name: str, sha256: str) -> UserData:
+def read_parquet(path: Path, *, label: str | int | None, name: str, sha256: str) -> UserData:
+    """A user's Parquet file (pandas' reader), its label column ``label``."""
     import pandas as pd
 
     where = str(path)
     need = ('reading Parquet files needs pyarrow or fastparquet; install them with '
             'pip install "fsbench[parquet]"')
     if _parquet_engine() is None:
-        raise _fail(where, f"is a Parquet file, and {need}")
+        raise fail(where, f"is a Parquet file, and {need}")
     try:
         frame = pd.read_parquet(path)
     except ImportError as exc:
-        raise _fail(where, f"is a Parquet file, and {need}") from exc
+        raise fail(where, f"is a Parquet file, and {need}") from exc
     except Exception as exc:
-        raise _fail(where, f"cannot be read as a Parquet file ({_reason(exc)})") from exc
-    return _from_frame(frame, path=path, fmt="parquet", name=name, sha256=sha256, label=label,
-                       named=True)
+        raise fail(where, f"cannot be read as a Parquet file ({reason(exc)})") from exc
+    return from_frame(frame, path=path, fmt="parquet", name=name, sha256=sha256, label=label,
+                      named=True)
 
 
-def _read_arff(path: Path, label: str | int | None, *, name: str, sha256: str) -> UserData:
+def read_arff(path: Path, *, label: str | int | None, name: str, sha256: str) -> UserData:
+    """A user's ARFF file (scipy's reader), its label attribute ``label``; features must be numeric."""
     import scipy.io.arff
 
     where = str(path)
     try:
         records, meta = scipy.io.arff.loadarff(str(path))
     except Exception as exc:
-        raise _fail(where, f"cannot be read as an ARFF file ({_reason(exc)}); fsbench reads dense "
-                           "ARFF with numeric, nominal and date attributes") from exc
+        raise fail(where, f"cannot be read as an ARFF file ({reason(exc)}); fsbench reads dense "
+                          "ARFF with numeric, nominal and date attributes") from exc
     names, types = list(meta.names()), list(meta.types())
     at = _column_index(names, label, named=True, where=where)
     features = [i for i in range(len(names)) if i != at]
@@ -238,9 +235,9 @@ def _read_arff(path: Path, label: str | int | None, *, name: str, sha256: str) -
         attrs = "attributes" if len(other) > 1 else "attribute"
         shown = ", ".join(f"{names[i]!r} ({types[i]})" for i in other[:3])
         more = f" and {len(other) - 3} more" if len(other) > 3 else ""
-        raise _fail(where, f"has {len(other)} feature {attrs} that {'are' if len(other) > 1 else 'is'}"
-                           f" not numeric ({shown}{more}) and fsbench needs numeric features; "
-                           f"encode or remove them, or {_label_hint([names[i] for i in other], True)}")
+        raise fail(where, f"has {len(other)} feature {attrs} that {'are' if len(other) > 1 else 'is'}"
+                          f" not numeric ({shown}{more}) and fsbench needs numeric features; "
+                          f"encode or remove them, or {_label_hint([names[i] for i in other], True)}")
     if features:
         X = np.column_stack([np.asarray(records[names[i]], dtype=np.float64) for i in features])
     else:
@@ -254,12 +251,12 @@ def _read_arff(path: Path, label: str | int | None, *, name: str, sha256: str) -
     else:
         missing = np.zeros(len(values), dtype=bool)
     if missing.any():
-        raise _fail(where, f"has {_count(int(missing.sum()), 'sample')} without a label ('?') in "
-                           f"its {label_desc} (the first is sample "
-                           f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in or "
-                           "remove those rows")
+        raise fail(where, f"has {count(int(missing.sum()), 'sample')} without a label ('?') in "
+                          f"its {label_desc} (the first is sample "
+                          f"{int(np.flatnonzero(missing)[0])}, counting from 0); fill them in or "
+                          "remove those rows")
     feature_names = tuple(names[i] for i in features)
-    return _finish(name=name, path=path, fmt="arff", sha256=sha256, X=X,
-                   labels=_label_values(values), label_desc=label_desc, label_fix=_option("label"),
-                   feature_desc=lambda j: f"column {feature_names[j]!r}",
-                   feature_names=feature_names, label=names[at])
+    return finish(name=name, path=path, fmt="arff", sha256=sha256, X=X,
+                  labels=label_values(values), label_desc=label_desc, label_fix=option("label"),
+                  feature_desc=lambda j: f"column {feature_names[j]!r}",
+                  feature_names=feature_names, label=names[at])
