@@ -33,7 +33,7 @@ from numpy import __version__ as npv
 from threadpoolctl import threadpool_info
 from fsbench.configuration.parse import load_experiment
 from fsbench.engine.runner import run_experiment
-from fsbench.storage import load_runs
+from fsbench.storage.runs import load_runs
 from fsbench.papers.check import CHECK_SUBSETS, as_read_back, compare_rows, subset_experiment
 
 paper, config, out = sys.argv[1], sys.argv[2], sys.argv[3]

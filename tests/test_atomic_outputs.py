@@ -64,7 +64,7 @@ def test_a_figure_that_fails_to_draw_leaves_the_previous_figure(tmp_path, monkey
     import matplotlib.figure
 
     from fsbench.report.plots import plot_curves
-    from fsbench.storage import load_runs
+    from fsbench.storage.runs import load_runs
 
     folder = _results(tmp_path / "res")
     runs = load_runs(folder)
@@ -89,7 +89,7 @@ def test_a_figure_is_renamed_into_place_never_written_at_its_name(tmp_path, monk
     import os
 
     from fsbench.report.plots import plot_curves
-    from fsbench.storage import load_runs
+    from fsbench.storage.runs import load_runs
 
     opened: list[str] = []
     real_open = os.open

@@ -119,7 +119,8 @@ def test_check_fails_when_a_reproducing_cell_stops_reproducing(tmp_path, monkeyp
 
 
 def test_collect_rewrites_runs_from_the_finished_tasks(tmp_path):
-    from fsbench.storage import collect_runs, finished_tasks, task_path
+    from fsbench.storage.runs import collect_runs
+    from fsbench.storage.task_files import finished_tasks, task_path
 
     exp = _experiment("holdout")
     out = tmp_path / "run"
@@ -136,7 +137,7 @@ def test_collect_rewrites_runs_from_the_finished_tasks(tmp_path):
 
 
 def test_collect_leaves_the_runs_of_a_finished_run_as_written(tmp_path):
-    from fsbench.storage import RUNS_FILE, collect_runs
+    from fsbench.storage.runs import RUNS_FILE, collect_runs
 
     out = tmp_path / "run"
     # the config's selector order is not the alphabetical order of the task files

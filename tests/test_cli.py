@@ -20,7 +20,7 @@ from conftest import papers_data
 from fsbench import __version__
 from fsbench.cli import main
 from fsbench.datasets import registry
-from fsbench.storage import write_runs
+from fsbench.storage.runs import write_runs
 
 SMALL = """\
 name: clitest

@@ -17,7 +17,8 @@ from fsbench.configuration.parse import parse_experiment
 from fsbench.engine.cluster import parse_scheduler
 from fsbench.engine.runner import run_experiment
 from fsbench.errors import FsbenchError
-from fsbench.storage import finished_tasks, load_rankings
+from fsbench.storage.rankings import load_rankings
+from fsbench.storage.task_files import finished_tasks
 
 distributed = pytest.importorskip("distributed")
 

@@ -22,7 +22,7 @@ from fsbench.cli import main
 from fsbench.configuration.parse import load_experiment
 from fsbench.engine.runner import run_experiment
 from fsbench.evaluation.protocol import outer_splits
-from fsbench.storage import load_failures
+from fsbench.storage.task_files import load_failures
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "own_selector"
 TIMING = ["fit_seconds", "task_seconds", "rows_digest"]  # the digest covers the timings

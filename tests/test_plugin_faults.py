@@ -46,7 +46,7 @@ from fsbench.plugins import (
 )
 from fsbench.selectors import make_selector
 from fsbench.selectors.base import BaseSelector
-from fsbench.storage import load_failures
+from fsbench.storage.task_files import load_failures
 
 PLUGINS = '''
     import ctypes

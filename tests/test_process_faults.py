@@ -316,7 +316,7 @@ def test_a_worker_writes_nothing_its_cache_entries_come_back_with_its_result(tmp
     its fits computed; save_outcome, in the process holding the lock, writes them, and a later fit
     of the same inputs is served from them."""
     from fsbench.engine.runner import save_outcome
-    from fsbench.storage import load_ranking
+    from fsbench.storage.ranking_cache import load_ranking
 
     experiment = parse_experiment(
         "name: w\nseed: 0\ndatasets: [digits]\nprotocol: {kind: holdout, train_size: 0.5, n_trials: 1}\n"

@@ -28,7 +28,9 @@ from fsbench.engine.resume import discard_tasks
 from fsbench.engine.runner import run_experiment
 from fsbench.errors import FsbenchError
 from fsbench.selectors import get_selector
-from fsbench.storage import RANKINGS_FILE, RUNS_FILE, TASKS_DIR, load_rankings, load_runs, write_rankings_table
+from fsbench.storage.rankings import RANKINGS_FILE, load_rankings, write_rankings_table
+from fsbench.storage.runs import RUNS_FILE, load_runs
+from fsbench.storage.task_files import TASKS_DIR
 
 COLUMNS = ["dataset", "repeat", "fold", "selector", "position", "feature"]
 K = 8  # the largest k of the experiment: what a ranking keeps
@@ -307,7 +309,7 @@ def test_rankings_that_do_not_reproduce_their_rows_are_dropped(finished, digits,
     from sklearn.svm import SVC
 
     from fsbench.engine.check_rankings import check_rankings
-    from fsbench.storage import rankings_fingerprint
+    from fsbench.storage.rankings import rankings_fingerprint
 
     out = copy_folder(finished, tmp_path)
     before = (out / RANKINGS_FILE).read_bytes()
@@ -494,7 +496,7 @@ def test_the_regenerate_command_writes_the_run_rankings_and_resumes(finished, di
 def test_the_check_command_drops_a_ranking_that_does_not_reproduce_its_rows(finished, digits, tmp_path,
                                                                              monkeypatch):
     import fsbench.engine.check_rankings as check_module
-    from fsbench.storage import rankings_fingerprint
+    from fsbench.storage.rankings import rankings_fingerprint
 
     out = copy_folder(finished, tmp_path)
     monkeypatch.setattr(check_module, "load_data", lambda names, data, *a: digits)
@@ -527,7 +529,7 @@ def test_the_check_refuses_a_damaged_or_missing_rankings_file(finished, tmp_path
 
 def test_an_interrupted_check_leaves_the_rankings_file_as_it_was(finished, digits, tmp_path, monkeypatch):
     import fsbench.engine.check_rankings as check_module
-    from fsbench.storage import rankings_fingerprint
+    from fsbench.storage.rankings import rankings_fingerprint
 
     out = copy_folder(finished, tmp_path)
     rankings = load_rankings(out)

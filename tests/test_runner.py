@@ -12,7 +12,8 @@ from sklearn.datasets import load_digits
 from fsbench.configuration.parse import parse_experiment
 from fsbench.engine.runner import fit_selector, plan, run_experiment
 from fsbench.errors import FsbenchError
-from fsbench.storage import finished_tasks, load_runs
+from fsbench.storage.runs import load_runs
+from fsbench.storage.task_files import finished_tasks
 
 # columns that differ between runs: wall-clock times, and the digest over rows that hold them
 TIMING = ["fit_seconds", "task_seconds", "rows_digest"]
@@ -251,7 +252,7 @@ def test_a_folder_kept_as_runs_csv_alone_resumes_without_recomputing(tmp_path, d
 
 
 def test_each_invocation_that_runs_tasks_logs_its_wall_time(tmp_path, digits):
-    from fsbench.storage import read_runlog
+    from fsbench.storage.runlog import read_runlog
 
     exp = _experiment()
     out = tmp_path / "run"
@@ -263,7 +264,7 @@ def test_each_invocation_that_runs_tasks_logs_its_wall_time(tmp_path, digits):
 
 
 def test_an_interrupted_invocation_logs_the_tasks_it_finished(tmp_path, digits):
-    from fsbench.storage import read_runlog
+    from fsbench.storage.runlog import read_runlog
 
     exp = _experiment()
     out = tmp_path / "run"

@@ -337,7 +337,7 @@ def test_bad_input_exit_2_one_line_nothing_written(setup, says, tmp_path):
 
 @pytest.mark.parametrize("written_by, ok", [("aaaa", True), ("bbbb", False)])
 def test_rankings_of_another_configuration_are_refused(tmp_path, written_by, ok):
-    from fsbench.storage import write_rankings_table
+    from fsbench.storage.rankings import write_rankings_table
 
     folder = write_results(tmp_path / "r")
     runs = pd.read_csv(folder / "runs.csv.gz").assign(fingerprint="aaaa")

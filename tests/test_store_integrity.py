@@ -15,20 +15,17 @@ from conftest import copy_folder
 
 from fsbench.configuration.parse import parse_experiment
 from fsbench.engine.runner import run_experiment
-from fsbench.storage import (
-    RUNS_FILE,
+from fsbench.storage.digests import DIGEST_COLUMN, rows_digest, with_rows_digests
+from fsbench.storage.rankings import load_rankings, write_rankings
+from fsbench.storage.runs import RUNS_FILE, load_runs, write_runs
+from fsbench.storage.task_files import (
     TaskFile,
     finished_tasks,
     load_failures,
-    load_rankings,
-    load_runs,
     read_task_file,
     task_path,
     write_failures,
-    write_rankings,
-    write_runs,
 )
-from fsbench.storage.digests import DIGEST_COLUMN, rows_digest, with_rows_digests
 
 TIMING = ["fit_seconds", "task_seconds"]
 
@@ -244,7 +241,7 @@ def test_a_runs_file_written_before_digests_resumes_unchanged_with_a_note(finish
 
 
 def test_collecting_digests_the_rows_once_and_keeps_a_runs_file_of_the_same_rows(finished, tmp_path, monkeypatch):
-    import fsbench.storage as store
+    import fsbench.storage.runs as store
 
     out = copy_folder(finished, tmp_path)
     calls = []
@@ -342,7 +339,7 @@ def test_rows_of_labels_that_look_missing_are_restored_by_their_task(tmp_path):
 def test_an_unreadable_config_yaml_reads_as_no_config(tmp_path):
     """A results folder's config.yaml that is not UTF-8 text (or not YAML) is read as absent, as the
     docstring says, instead of raising UnicodeDecodeError out of table, stats and resume."""
-    from fsbench.storage import planned_datasets, planned_selectors, read_config_doc
+    from fsbench.storage.folder import planned_datasets, planned_selectors, read_config_doc
 
     (tmp_path / "config.yaml").write_bytes(b"name: \xff\xfe\x00broken\n")
     assert read_config_doc(tmp_path) == {}

@@ -28,7 +28,7 @@ class _Group(click.Group):
     one sentence on stderr and exit status 2, and Ctrl-C into one line and status 130: no traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from fsbench.storage import describe_os_error
+        from fsbench.storage.lock import describe_os_error
 
         try:
             return super().invoke(ctx)

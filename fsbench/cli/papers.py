@@ -45,7 +45,8 @@ def reproduce(papers: tuple[str, ...], n_jobs: int | None, no_variants: bool, co
     from fsbench.papers.layout import Layout
     from fsbench.papers.reproduce import write_paper_figures, write_paper_tables, write_variant_figures
     from fsbench.report import format_table, plot_curves
-    from fsbench.storage import RUNS_FILE, atomic_write_text, collect_runs, load_runs
+    from fsbench.storage.atomic import atomic_write_text
+    from fsbench.storage.runs import RUNS_FILE, collect_runs, load_runs
 
     layout = Layout(configs_dir, results_root)
     for paper in papers or PAPERS:
@@ -116,7 +117,7 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, sc
     from fsbench.configuration.parse import load_experiment
     from fsbench.papers.check import CHECK_SUBSETS, check_paper
     from fsbench.papers.layout import Layout
-    from fsbench.storage import RUNS_FILE
+    from fsbench.storage.runs import RUNS_FILE
 
     layout = Layout(configs_dir, results_root)
     failed = False
@@ -161,7 +162,8 @@ def paper_table(paper: str, results_dir: Path | None, *, fmt: str, classifier: s
     from fsbench.papers import TABLES
     from fsbench.papers.tables import compare_table, format_paper_table
     from fsbench.report.results import complete_runs
-    from fsbench.storage import load_runs, planned_datasets
+    from fsbench.storage.folder import planned_datasets
+    from fsbench.storage.runs import load_runs
 
     folder = Path(results_dir or Path("results") / "papers" / paper)
     home = folder if folder.is_dir() else folder.parent
@@ -175,7 +177,7 @@ def paper_table(paper: str, results_dir: Path | None, *, fmt: str, classifier: s
 def _check_paper_folder(paper: str, folder: Path, runs: Any, planned: list[str]) -> None:
     """Refuse ``table --paper`` on a folder of another experiment: one sentence naming what it holds."""
     from fsbench.papers import other_papers_experiment, paper_datasets
-    from fsbench.storage import planned_selectors, read_config_doc
+    from fsbench.storage.folder import planned_selectors, read_config_doc
 
     name = read_config_doc(folder).get("name")
     name = None if name is None else str(name)

@@ -74,7 +74,7 @@ def check(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
     """
     from fsbench.engine.check_rankings import check_rankings
     from fsbench.engine.console import sigterm_as_interrupt, stop_workers
-    from fsbench.storage import RANKINGS_FILE
+    from fsbench.storage.rankings import RANKINGS_FILE
 
     try:
         with sigterm_as_interrupt():

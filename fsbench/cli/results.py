@@ -72,7 +72,8 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
             raise FsbenchError("Give a RESULTS_DIR (for example results/quickstart) or --paper NAME.")
         from fsbench.evaluation.metrics import check_metric
         from fsbench.report import format_table
-        from fsbench.storage import load_failures, load_runs
+        from fsbench.storage.runs import load_runs
+        from fsbench.storage.task_files import load_failures
 
         runs = load_runs(results_dir)
         check_metric(runs, metric, source=str(results_dir))
@@ -83,7 +84,7 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
 
         text = paper_table(paper, results_dir, fmt=fmt, classifier=classifier)
     if output:
-        from fsbench.storage import atomic_write_text
+        from fsbench.storage.atomic import atomic_write_text
 
         atomic_write_text(output, text)  # creates a missing folder, as plot -o does
         click.echo(f"wrote {output}", err=True)
@@ -104,7 +105,7 @@ def plot(results_dir: Path, out: Path | None, no_bands: bool, classifier: str | 
     selector, light ± 1 sd bands."""
     from fsbench.evaluation.metrics import check_metric
     from fsbench.report import plot_curves
-    from fsbench.storage import load_runs
+    from fsbench.storage.runs import load_runs
 
     runs = load_runs(results_dir)
     check_metric(runs, metric, source=str(results_dir))

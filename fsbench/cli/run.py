@@ -45,7 +45,9 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     from fsbench.engine.console import INTERRUPTED, Progress, sigterm_as_interrupt
     from fsbench.engine.runner import run_experiment
     from fsbench.report import format_table, plot_curves
-    from fsbench.storage import RANKINGS_FILE, atomic_write_text, load_failures
+    from fsbench.storage.atomic import atomic_write_text
+    from fsbench.storage.rankings import RANKINGS_FILE
+    from fsbench.storage.task_files import load_failures
 
     experiment = load_experiment(config)
     out = out or Path("results") / experiment.name

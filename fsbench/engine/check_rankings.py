@@ -31,15 +31,10 @@ from fsbench.engine.tasks import Task, task_data
 from fsbench.errors import FsbenchError
 from fsbench.evaluation.classifiers import as_spec
 from fsbench.evaluation.protocol import refit_count
-from fsbench.storage import (
-    RUNS_FILE,
-    TASK_KEY,
-    load_rankings,
-    load_runs,
-    locked,
-    rankings_fingerprint,
-    write_rankings_table,
-)
+from fsbench.storage.lock import locked
+from fsbench.storage.rankings import load_rankings, rankings_fingerprint, write_rankings_table
+from fsbench.storage.runs import RUNS_FILE, load_runs
+from fsbench.storage.task_files import TASK_KEY
 
 __all__ = ["check_rankings"]
 

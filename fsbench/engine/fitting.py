@@ -29,7 +29,7 @@ import numpy as np
 from fsbench.configuration.experiment import SelectorConfig
 from fsbench.errors import FsbenchError
 from fsbench.selectors import get_selector, selector_code
-from fsbench.storage import load_ranking, save_ranking
+from fsbench.storage.ranking_cache import load_ranking, save_ranking
 
 
 class FitTimeout(Exception):

@@ -1,7 +1,7 @@
 """Rankings of results computed before fsbench kept them: every task's selector refitted.
 
 ``fsbench rankings regenerate RESULTS_DIR [--data-dir DIR] [-j N]`` writes ``RESULTS_DIR/rankings.csv.gz``
-(:func:`fsbench.storage.load_rankings`) for a results folder that holds ``config.yaml`` and
+(:func:`fsbench.storage.rankings.load_rankings`) for a results folder that holds ``config.yaml`` and
 ``runs.csv.gz`` (a committed folder needs no task files), without touching ``runs.csv.gz``.
 This module is the library function; the command's options and printing are :mod:`fsbench.cli.rankings`.
 
@@ -25,7 +25,7 @@ run checks them (:func:`fsbench.engine.resume.audit`: fingerprint, seeds, every 
 
 Resumable and deterministic: each refitted ranking is saved at once under
 ``RESULTS_DIR/cache/regenerated-rankings/`` (a killed regeneration continues from there), and the
-rankings are merged into ``rankings.csv.gz`` by the runs' writer (:func:`fsbench.storage.write_rankings`:
+rankings are merged into ``rankings.csv.gz`` by the runs' writer (:func:`fsbench.storage.rankings.write_rankings`:
 rows sorted, same bytes for any ``n_jobs``). The folder's lock is held throughout, so neither a
 run nor another regeneration can write the folder meanwhile.
 """
@@ -50,22 +50,13 @@ from fsbench.engine.resume import _Found, _rows_by_task, audit, check_rows_diges
 from fsbench.engine.runner import kept_ranking, plan
 from fsbench.engine.tasks import Task, fit_task_selector, task_data
 from fsbench.errors import FsbenchError
-from fsbench.storage import (
-    RANKINGS_DIR,
-    RANKINGS_FILE,
-    REGENERATION_DIR,
-    RUNS_FILE,
-    DamagedTaskFile,
-    TaskFile,
-    atomic_write_text,
-    finished_tasks,
-    load_runs,
-    locked,
-    read_task_file,
-    remove_temporary_files,
-    write_rankings,
-    write_task,
-)
+from fsbench.storage.atomic import atomic_write_text
+from fsbench.storage.folder import remove_temporary_files
+from fsbench.storage.lock import locked
+from fsbench.storage.ranking_cache import RANKINGS_DIR
+from fsbench.storage.rankings import RANKINGS_FILE, REGENERATION_DIR, write_rankings
+from fsbench.storage.runs import RUNS_FILE, load_runs
+from fsbench.storage.task_files import DamagedTaskFile, TaskFile, finished_tasks, read_task_file, write_task
 
 __all__ = ["check_folder", "load_data", "regenerate_rankings"]
 

@@ -31,7 +31,9 @@ from fsbench.engine.runner import ranking_key
 from fsbench.errors import FsbenchError
 from fsbench.evaluation.protocol import derive_seed, outer_splits, standardize
 from fsbench.selectors import get_selector, selector_code
-from fsbench.storage import CONFIG_FILE, RANKINGS_DIR, TRACES_FILE, atomic_write_text, load_ranking
+from fsbench.storage.atomic import atomic_write_text
+from fsbench.storage.folder import CONFIG_FILE, TRACES_FILE
+from fsbench.storage.ranking_cache import RANKINGS_DIR, load_ranking
 
 #: registered selectors whose ``objective_`` is a trace over iterations (not a single value)
 ITERATIVE = ("rfs", "dso", "l21svm", "sl21", "sl2p")

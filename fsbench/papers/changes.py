@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fsbench.storage import ROW_KEY, RUNS_FILE, load_runs
+from fsbench.storage.runs import ROW_KEY, RUNS_FILE, load_runs
 
 CHANGES_FILE = "CHANGES.md"
 COMPARISON_FILE = "comparison.csv"

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from fsbench.configuration.parse import Experiment
-from fsbench.storage import ROW_KEY
+from fsbench.storage.runs import ROW_KEY
 
 #: (datasets, repetitions) rerun by the check: small datasets of each paper, first repetitions.
 CHECK_SUBSETS: dict[str, tuple[tuple[str, ...], int]] = {
@@ -151,7 +151,8 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
     from fsbench.papers import TABLES
     from fsbench.papers.tables import compare_table, format_paper_table
     from fsbench.report.results import complete_runs
-    from fsbench.storage import load_runs, planned_datasets
+    from fsbench.storage.folder import planned_datasets
+    from fsbench.storage.runs import load_runs
 
     result = CheckResult(paper)
     committed = load_runs(results_dir)

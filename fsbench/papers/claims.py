@@ -26,7 +26,7 @@ from fsbench.papers import NOT_COMPARED, PROPOSED, TABLES, dataset_titles, metho
 from fsbench.report.markdown import md_table, num, pvalue
 from fsbench.report.statistics import split_fractions
 from fsbench.stats import corrected_ttest, wilcoxon_test
-from fsbench.storage import ROW_KEY
+from fsbench.storage.runs import ROW_KEY
 
 ALPHA = 0.05
 

@@ -39,8 +39,9 @@ from fsbench.report.plots import (
     shared_caption,
     spread_captions,
 )
-from fsbench.storage import TRACES_FILE, load_runs
 from fsbench.storage.csvread import read_table
+from fsbench.storage.folder import TRACES_FILE
+from fsbench.storage.runs import load_runs
 
 #: the figure of each paper that :func:`accuracy_curves` redraws
 FIGURE_TITLES = {

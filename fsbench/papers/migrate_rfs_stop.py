@@ -46,19 +46,12 @@ from fsbench.configuration.parse import load_experiment
 from fsbench.engine.traces import experiment_from_results
 from fsbench.errors import FsbenchError
 from fsbench.papers.layout import Layout
-from fsbench.storage import (
-    CONFIG_FILE,
-    RANKINGS_FILE,
-    RUNS_FILE,
-    TRACES_FILE,
-    atomic_write_bytes,
-    atomic_write_text,
-    describe_os_error,
-    load_rankings,
-    locked,
-    rankings_fingerprint,
-)
+from fsbench.storage.atomic import atomic_write_bytes, atomic_write_text
 from fsbench.storage.digests import DIGEST_COLUMN
+from fsbench.storage.folder import CONFIG_FILE, TRACES_FILE
+from fsbench.storage.lock import describe_os_error, locked
+from fsbench.storage.rankings import RANKINGS_FILE, load_rankings, rankings_fingerprint
+from fsbench.storage.runs import RUNS_FILE
 
 #: The params the papers' configs pin: the stopping rule of their committed RFS rows.
 PINNED = {"stop": "decrease", "tol": 1e-6, "max_iter": 1000}

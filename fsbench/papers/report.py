@@ -31,7 +31,10 @@ from fsbench.papers.tables import compare_table, format_paper_table, ill_posed, 
 from fsbench.report.markdown import hours, md_table, num, pvalue, share
 from fsbench.report.results import Results, config_comment, load_results, variant_description
 from fsbench.report.stats_command import read_rankings
-from fsbench.storage import RUNS_FILE, TASK_KEY, atomic_write_text, read_runlog
+from fsbench.storage.atomic import atomic_write_text
+from fsbench.storage.runlog import read_runlog
+from fsbench.storage.runs import RUNS_FILE
+from fsbench.storage.task_files import TASK_KEY
 
 FIGURES = (("curves", "accuracy vs number of selected features"),
            ("accuracy_per_p", "accuracy vs k for each fixed p"),

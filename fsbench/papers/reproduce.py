@@ -30,7 +30,9 @@ def write_paper_tables(paper: str, results_dir: Path) -> list[Path]:
 
     from fsbench.papers.tables import compare_table, format_paper_table
     from fsbench.report.results import complete_runs
-    from fsbench.storage import atomic_write_text, load_runs, planned_datasets
+    from fsbench.storage.atomic import atomic_write_text
+    from fsbench.storage.folder import planned_datasets
+    from fsbench.storage.runs import load_runs
 
     runs = complete_runs(results_dir, load_runs(results_dir))
     planned, skipped = planned_datasets(results_dir)
@@ -78,7 +80,7 @@ def _write_traces(results_dir: Path, config: Path, data_dir: Path | None,
     from fsbench.configuration.parse import load_experiment
     from fsbench.datasets import load
     from fsbench.engine.traces import write_traces
-    from fsbench.storage import load_runs
+    from fsbench.storage.runs import load_runs
 
     runs = load_runs(results_dir)
     experiment = load_experiment(config)
@@ -109,7 +111,7 @@ def write_variant_figures(variant_dir: Path, config: Path, paper_config: Path, d
     """
     from fsbench.configuration.parse import load_experiment
     from fsbench.papers.figures import FIGURE_FILES, accuracy_per_p, objective_figure
-    from fsbench.storage import load_runs
+    from fsbench.storage.runs import load_runs
 
     written = accuracy_per_p(load_runs(variant_dir), variant_dir / FIGURE_FILES["per_p"]) or []
     if _write_traces(variant_dir, config, data_dir, leave_out=load_experiment(paper_config).datasets):

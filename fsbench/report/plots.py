@@ -216,12 +216,12 @@ def save_figure(fig: Any, stem: str | Path) -> list[Path]:
     do not change without a reason).
 
     Both files are drawn in memory first, then each written atomically (a temporary file in the
-    same folder renamed into place, :func:`fsbench.storage.atomic_write_bytes`): a drawing that
+    same folder renamed into place, :func:`fsbench.storage.atomic.atomic_write_bytes`): a drawing that
     fails, or a killed process, leaves the previous figure whole, never a truncated one.
     """
     import io
 
-    from fsbench.storage import atomic_write_bytes
+    from fsbench.storage.atomic import atomic_write_bytes
 
     stem = Path(stem)
     if stem.suffix in (".png", ".pdf"):

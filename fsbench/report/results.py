@@ -12,18 +12,10 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from fsbench.storage import (
-    COLUMNS,
-    CONFIG_FILE,
-    ROW_KEY,
-    RUNS_FILE,
-    TASK_KEY,
-    DamagedTaskFile,
-    finished_tasks,
-    load_runs,
-    read_task,
-)
 from fsbench.storage.csvread import read_table
+from fsbench.storage.folder import CONFIG_FILE
+from fsbench.storage.runs import COLUMNS, ROW_KEY, RUNS_FILE, load_runs
+from fsbench.storage.task_files import TASK_KEY, DamagedTaskFile, finished_tasks, read_task
 
 
 def config_comment(config: Path) -> str:

@@ -72,7 +72,7 @@ def read_rankings(folder: Path, runs: pd.DataFrame | None = None) -> pd.DataFram
     """A folder's rankings (columns dataset, repeat, fold, selector, position, feature), None
     when it has none; FsbenchError when the file is damaged or, given the folder's ``runs``, was
     written by another configuration than theirs (the fingerprint in its gzip header)."""
-    from fsbench.storage import RANKINGS_FILE, load_rankings, rankings_fingerprint
+    from fsbench.storage.rankings import RANKINGS_FILE, load_rankings, rankings_fingerprint
 
     if not (folder / RANKINGS_FILE).is_file():
         return None
@@ -109,7 +109,7 @@ def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
 def load_inputs(folders: list[Path], classifier: str | None, *, metric: str = "accuracy") -> Inputs:
     """Every folder's runs (of ``classifier``), rankings, protocol and datasets' sizes; FsbenchError
     when a folder lacks the per-class counts ``metric`` needs."""
-    from fsbench.storage import load_runs
+    from fsbench.storage.runs import load_runs
 
     if len({f.resolve() for f in folders}) < len(folders):
         raise FsbenchError("A results folder is given twice; give each once.")
@@ -216,7 +216,7 @@ def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: st
     ``metric``: the score compared (default accuracy).
     """
     from fsbench.report.stats_summary import format_summary, selector_summary
-    from fsbench.storage import check_writable_folder
+    from fsbench.storage.lock import check_writable_folder
 
     check_options(alpha, rope, fmt)
     check_metric_name(metric)
@@ -282,7 +282,7 @@ def _write_files(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, 
     from fsbench.evaluation.metrics import metric_label
     from fsbench.report.plots import spread_captions
     from fsbench.report.stats_figures import cd_figure, pareto_figure, stability_figure
-    from fsbench.storage import atomic_write_text
+    from fsbench.storage.atomic import atomic_write_text
 
     written: list[Path] = []
 

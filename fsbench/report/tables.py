@@ -150,7 +150,7 @@ def accuracy_table(runs: pd.DataFrame, k: int | None = None, classifier: str | N
 
 
 def failed_cells(failures: pd.DataFrame | None) -> dict[tuple[str, str], int]:
-    """(dataset, selector) -> the number of its tasks that failed (fsbench.storage.load_failures)."""
+    """(dataset, selector) -> the number of its tasks that failed (fsbench.storage.task_files.load_failures)."""
     if failures is None or not len(failures):
         return {}
     counts = failures.groupby(["dataset", "selector"], sort=False).size()
