@@ -12,12 +12,12 @@ A results folder holds, each file owned by one module of this package::
                        tasks/; each task's rows carry their digest
     rankings.csv.gz    each task's top max(n_features) features, best first, built    rankings
                        from tasks/ beside runs.csv.gz
-    runlog.jsonl       one line per invocation: wall time, machine, versions         runlog
+    runlog.jsonl       one line per invocation: wall time, machine, versions          runlog
 
 "Ranking" means one thing throughout: a selector's permutation of the features, best first.
 The ranking cache keeps whole fitted rankings; task files and rankings.csv.gz keep each task's
-top features only. Every file is written whole under a temporary name and renamed into place
-(:mod:`~fsbench.storage.atomic`); one process writes a folder at a time
+first max(n_features) features only. Every file is written whole under a temporary name and
+renamed into place (:mod:`~fsbench.storage.atomic`); one process writes a folder at a time
 (:mod:`~fsbench.storage.lock`); digests (:mod:`~fsbench.storage.digests`) let a resume detect
 values changed after they were written; labels are read back as strings
 (:mod:`~fsbench.storage.csvread`). Import a name from the module that defines it.
