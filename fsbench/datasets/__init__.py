@@ -1,4 +1,4 @@
-"""Datasets of the three papers: registry, lookup, loading with checks, and download.
+"""Datasets: the papers' registry, lookup, loading with checks and download, and users' own files.
 
     from fsbench.datasets import load
     data = load("glioma")          # Dataset(name, X (n, d) float64, y 0..c-1, classes, spec)
@@ -9,9 +9,16 @@ against its registered sha256 or git blob id (:mod:`fsbench.datasets.integrity`)
 a file is a :class:`fsbench.errors.DataError` naming the problem and its fix; an unknown name is
 a :class:`fsbench.errors.ConfigError` with a did-you-mean.
 
+Its modules: :mod:`~fsbench.datasets.registry` (names, aliases, shapes, sources, checksums),
+:mod:`~fsbench.datasets.paths` (where files are looked for), :mod:`~fsbench.datasets.integrity`
+(sha256 and git blob ids), :mod:`~fsbench.datasets.loaders` (loading with checks) and
+:mod:`~fsbench.datasets.fetch` (download).
+
 A user's own data file (CSV/TSV/text, Parquet, ARFF, .mat, .npz, svmlight) is read and checked by
-:func:`read_data_file` (:mod:`fsbench.datasets.files` states the rules), which returns a
-:class:`UserData`.
+:func:`read_data_file` (the subpackage :mod:`fsbench.datasets.user_files`;
+:mod:`fsbench.datasets.user_files.files` states the rules), which returns a :class:`UserData`.
+
+May import: errors, fixed_order, code_identity and storage.
 """
 
 from fsbench.datasets.fetch import fetch
