@@ -81,7 +81,6 @@ data_dir_option = click.option(
 )
 
 
-
 #: the papers ``reproduce``, ``check`` and ``table --paper`` know
 PAPERS = ("rfs", "dso-fs", "sl2p")
 
@@ -94,6 +93,7 @@ PAPER_LAYOUT_OPTIONS = [
 
 
 def paper_layout(fn: Any) -> Any:
+    """Add --configs and --results (where the papers' configs and results live) to a command."""
     for option in reversed(PAPER_LAYOUT_OPTIONS):
         fn = option(fn)
     return fn
