@@ -65,6 +65,20 @@ def test_compare_rows_names_every_kind_of_difference():
     assert "'params'" in compare_rows(renamed, _frame([0.5, 0.75]))[0]
 
 
+def test_rows_predating_the_count_columns_are_noted_and_counts_compared_exactly():
+    counts = {"class_support": ["1;1", "1;1"], "class_predicted": ["2;0", "1;1"], "class_correct": ["1;0", "1;1"],
+              "diag_classifier_unconverged": [0, 0]}
+    rerun, old = _frame([0.5, 1.0]).assign(**counts), _frame([0.5, 1.0])
+    notes: list[str] = []
+    assert compare_rows(rerun, old, [], notes) == []
+    assert len(notes) == 4 and all("predate the column" in n for n in notes)
+    assert any("lack the column 'class_correct'" in p for p in compare_rows(rerun, old))  # without notes: a failure
+    assert compare_rows(rerun, rerun, [], []) == []
+    swapped = rerun.assign(class_predicted=["1;1", "1;1"], class_correct=["0;1", "1;1"])
+    problems = compare_rows(swapped, rerun, [], [])
+    assert any("'class_correct'" in p for p in problems) and any("'class_predicted'" in p for p in problems)
+
+
 def test_check_passes_on_its_own_results_and_fails_on_tampering(tmp_path, monkeypatch):
     monkeypatch.setitem(check_mod.CHECK_SUBSETS, "rfs", (("digits",), 1))
     exp = _experiment()
