@@ -221,6 +221,19 @@ def test_checksum_mismatch(runner, tmp_path):
     _run_fails(runner, tmp_path, text, "checksum", data_dir=folder)
 
 
+def test_fsbench_data_may_list_several_folders(tmp_path, monkeypatch):
+    # the library searches each folder of $FSBENCH_DATA; the command line must not hand it the
+    # whole variable as one folder
+    real = papers_data()
+    monkeypatch.setenv("FSBENCH_DATA", os.pathsep.join([str(tmp_path / "empty"), str(real)]))
+    monkeypatch.setenv("FSBENCH_CACHE", str(tmp_path / "cache"))
+    config = tmp_path / "glioma.yaml"
+    config.write_text(LUNG.replace("lungtest", "gliomatest").replace("[lung]", "[glioma]"))
+    result = CliRunner().invoke(main, ["run", str(config), "--out", str(tmp_path / "out"), "-q", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert len(pd.read_csv(tmp_path / "out" / "runs.csv.gz")) == 1
+
+
 # ----------------------------------------------------------------------------- datasets
 def test_datasets_list_and_info(runner):
     out = runner.invoke(main, ["datasets", "list"]).output

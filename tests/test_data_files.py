@@ -1,4 +1,4 @@
-"""A user's own data files (fsbench.datasets.files): every format written here, read back and
+"""A user's own data files (fsbench.datasets.user_files.files): every format written here, read back and
 compared with the arrays the test wrote; every bad input rejected with one sentence; and
 ``fsbench datasets info PATH``.
 

@@ -75,9 +75,11 @@ metric_option = click.option(
     help="The score shown, computed from the rows' per-class counts (pooled over the folds of a repetition "
          "by summing them); every metric but accuracy needs results recorded with those counts.")
 
+# no envvar: click would hand $FSBENCH_DATA to the library as one folder, while the library
+# searches each folder of it (several may be joined with the OS path separator)
 data_dir_option = click.option(
-    "--data-dir", type=click.Path(file_okay=False, path_type=Path), envvar="FSBENCH_DATA",
-    help="Folder with the dataset files (default: $FSBENCH_DATA, then the per-user cache).",
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Folder with the dataset files (default: the folders of $FSBENCH_DATA, then the per-user cache).",
 )
 
 

@@ -13,15 +13,10 @@ from pathlib import Path
 
 import click
 
-from fsbench.cli.group import EXIT_INTERRUPTED, main
+from fsbench.cli.group import EXIT_INTERRUPTED, data_dir_option, main
 
 __all__ = ["rankings"]
 
-# Not the shared --data-dir (whose $FSBENCH_DATA reaches the library as one folder): with no
-# --data-dir the datasets are searched in every folder of $FSBENCH_DATA, then the per-user cache.
-_data_dir_option = click.option(
-    "--data-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-    help="Folder of the dataset files (default: the folders of $FSBENCH_DATA, then the per-user cache).")
 
 
 def _say(text: str) -> None:
@@ -40,7 +35,7 @@ def rankings() -> None:
 
 @rankings.command("regenerate")
 @click.argument("results_dir", type=click.Path(path_type=Path, file_okay=False))
-@_data_dir_option
+@data_dir_option
 @click.option("-j", "--n-jobs", type=int, default=1, show_default=True, help="Parallel fits (-1: all cores).")
 def regenerate(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
     """Write RESULTS_DIR/rankings.csv.gz by refitting every task of RESULTS_DIR/runs.csv.gz.
@@ -64,7 +59,7 @@ def regenerate(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
 
 @rankings.command("check")
 @click.argument("results_dir", type=click.Path(path_type=Path, file_okay=False))
-@_data_dir_option
+@data_dir_option
 @click.option("-j", "--n-jobs", type=int, default=1, show_default=True, help="Parallel replays (-1: all cores).")
 def check(results_dir: Path, data_dir: Path | None, n_jobs: int) -> None:
     """Check that RESULTS_DIR's rankings.csv.gz reproduces its rows; drop the rankings that do not.

@@ -53,7 +53,7 @@ DATA_FILE_KEYS = {"name": "", "path": "", "label": "", "x": "", "y": ""}
 def parse_data_file(r: Reader, node: Located, path: str, base_dir: Path) -> tuple[DataFileConfig, Any]:
     """A dataset entry naming a user's file (``name``, ``path`` relative to the config's folder,
     ``label`` for tabular files, ``x``/``y`` for .mat/.npz), read and checked now
-    (fsbench.datasets.files) so that a bad file stops the config here; returns the entry and
+    (fsbench.datasets.user_files.files) so that a bad file stops the config here; returns the entry and
     what was read (shape, classes)."""
     from fsbench.datasets import resolve
     from fsbench.datasets.user_files.files import read_data_file
