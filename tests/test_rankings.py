@@ -212,20 +212,15 @@ def test_a_damaged_rankings_file_is_one_sentence_and_changes_nothing(finished, d
 
 
 # ----------------------------------------------------------------------------- regeneration
+
+
 def test_regeneration_gives_the_run_rankings_byte_for_byte(finished, digits, tmp_path, monkeypatch):
     out = _without_task_files(copy_folder(finished, tmp_path))
     (out / RANKINGS_FILE).unlink()
     runs_before = (out / RUNS_FILE).read_bytes()
     # killed after two fits: the next regeneration fits only the other six
-    real, fitted = rankings_module._refit, []
-
-    def killed_after_two(*args):
-        if len(fitted) == 2:
-            raise KeyboardInterrupt
-        fitted.append(args[1].id)
-        return real(*args)
-
-    monkeypatch.setattr(rankings_module, "_refit", killed_after_two)
+    fitted: list[str] = []
+    real = _kill_after(monkeypatch, 2, fitted)
     with pytest.raises(KeyboardInterrupt):
         regenerate_rankings(out, data=digits)
     assert not (out / RANKINGS_FILE).exists()
@@ -469,15 +464,8 @@ def test_the_regenerate_command_writes_the_run_rankings_and_resumes(finished, di
     out = _without_task_files(copy_folder(finished, tmp_path))
     (out / RANKINGS_FILE).unlink()
     monkeypatch.setattr(rankings_module, "load_data", lambda names, data, *a: digits)
-    real, fitted = rankings_module._refit, []
-
-    def killed_after_three(*args):
-        if len(fitted) == 3:
-            raise KeyboardInterrupt
-        fitted.append(args[1].id)
-        return real(*args)
-
-    monkeypatch.setattr(rankings_module, "_refit", killed_after_three)
+    fitted: list[str] = []
+    real = _kill_after(monkeypatch, 3, fitted)
     result = CliRunner().invoke(fsbench_main, ["rankings", "regenerate", str(out)])
     assert result.exit_code == 130 and "Traceback" not in result.output, result.output
     assert result.output.rstrip().endswith("Interrupted: the rankings refitted so far are kept; run the same "
