@@ -269,3 +269,35 @@ def test_a_run_writes_the_counts_and_resumes_them(tmp_path, monkeypatch):
     timing = ["fit_seconds", "task_seconds", "rows_digest"]
     pd.testing.assert_frame_equal(pd.read_csv(other / "runs.csv.gz").drop(columns=timing),
                                   runs.drop(columns=timing))
+
+
+class _InventsALabel:
+    """A user's classifier that predicts a label the data does not have (99) for some samples."""
+
+    def __init__(self, C: float = 1.0):
+        self.C = C
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"C": self.C}
+
+    def set_params(self, **params):
+        self.C = params.get("C", self.C)
+        return self
+
+    def fit(self, X, y):
+        self.first_ = int(np.unique(y)[0])
+        return self
+
+    def predict(self, X):
+        out = np.full(len(X), self.first_)
+        out[::3] = 99
+        return out
+
+
+def test_a_classifier_predicting_no_class_of_the_data_fails_in_one_sentence():
+    # counted as merely wrong, its rows would look right with accuracies that no real label gave;
+    # the per-class counts cannot place the label, so the evaluation refuses it by name
+    X_train, y_train, X_test, y_test = _problem()
+    spec = classifier_spec(f"{__name__}:_InventsALabel", label="invents")
+    with pytest.raises(ValueError, match=r"predicted \S*99\S*, which is not a class of the data"):
+        evaluate_classifiers(X_train, y_train, X_test, y_test, RANKING, KS, [spec], N_INNER, SEED)
