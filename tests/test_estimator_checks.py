@@ -39,6 +39,20 @@ FAST: dict[str, dict[str, Any]] = {
     "l1svm": {"path_steps": 2},
 }
 
+def _merge_family_tables() -> None:
+    """Add the ``FAST`` parameters of ``param_table_*.py`` (one family of selectors each)."""
+    import importlib
+    from pathlib import Path
+
+    for path in sorted(Path(__file__).parent.glob("param_table_*.py")):
+        table = getattr(importlib.import_module(path.stem), "FAST", {})
+        assert not set(table) & set(FAST), (path.name, set(table) & set(FAST))
+        FAST.update(table)
+
+
+_merge_family_tables()
+
+
 #: checks that cannot apply to a selector by design: registry name -> {check name: reason}
 EXPECTED_FAILED: dict[str, dict[str, str]] = {}
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
 from numbers import Integral
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,19 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from param_table import (
+    BOOL,
+    DECREASE_TOL,
+    DISCRETIZATION,
+    GAP_TOL,
+    ITERS,
+    N_SELECT,
+    REWEIGHTED,
+    SEED,
+    SOLVER,
+    SVM_C,
+    P,
+)
 from sklearn.utils._param_validation import (
     Interval,
     InvalidParameterError,
@@ -55,52 +67,6 @@ selectors:
 """
 LINE = 8  # the line of the swept selector's params / grid
 
-
-# ----------------------------------------------------------------------------- the hand table
-@dataclass
-class P:
-    """What one parameter should accept: its kind, some valid and some invalid values."""
-
-    kind: str  # "int", "float", "bool" or "str"
-    valid: list[Any]
-    invalid: list[Any]
-    nullable: bool = False
-    context: dict[str, Any] = field(default_factory=dict)  # what the valid values need besides
-    edge: list[Any] = field(default_factory=list)  # valid, but too slow to fit: config only
-
-    def all_invalid(self) -> list[Any]:
-        """The table's invalid values plus those of the wrong type for this kind."""
-        wrong = {
-            "int": [1.5, 0.5, True, False, "10", math.inf, -math.inf, math.nan, 1e300, -1e300, 2**63],
-            "float": [True, False, "1.0", "abc", math.inf, -math.inf, math.nan, 1e300, -1e300],
-            "bool": [0, 1, 1.0, "true", "yes", "no"],
-            "str": [1, 0.5, True, "", "no-such-option"]
-            + [v.upper() for v in self.valid if isinstance(v, str) and v.upper() != v]
-            + [v + " " for v in self.valid if isinstance(v, str)],
-        }[self.kind]
-        nulls = [] if self.nullable else [None]
-        return self.invalid + wrong + nulls + [[1, 2], {"a": 1}]
-
-
-N_SELECT = P("int", [1, 5, 64], [0, -1, 2**31], edge=[2**31 - 1])
-SEED = P("int", [0, 7, 2**32 - 1, None], [-1, 2**32, "seed"], nullable=True)
-BOOL = P("bool", [True, False], [])
-ITERS = P("int", [1, 3, 1000], [0, -1, -100, 1_000_001, 10**9], edge=[1_000_000])
-DECREASE_TOL = P("float", [0, 1e-8, 1e-5, 0.5], [-1e-6, -1, 1, 1.5, 100])  # a relative decrease
-GAP_TOL = P("float", [1e-12, 1e-8, 0.5], [0, 0.0, -1e-8, 1, 2])  # a relative duality gap
-SVM_C = P("float", [1e-8, 0.1, 10, 1e8], [0, -1, 1e-9, 1.01e8, 1e9, 1e300])
-SOLVER = P("str", ["auto", "ip", "cd", "liblinear"], ["lbfgs", "newton", "IP"])
-DISCRETIZATION = {
-    "discretize": P("str", ["mean_std", "quantile"], ["kmeans", "mean-std", "Quantile"]),
-    "std_factor": P("float", [0, 0.5, 1.0, 5], [-0.1, -1, 5.5, 10, 1e6]),
-    "n_bins": P("int", [2, 3, 10, 32], [1, 0, -3, 33, 1000], context={"discretize": "quantile"}),
-}
-REWEIGHTED = {
-    "n_features_to_select": N_SELECT, "C": SVM_C,
-    "loss": P("str", ["ovr", "crammer_singer"], ["squared_hinge", "hinge", "cs"]),
-    "fit_intercept": BOOL, "tol": DECREASE_TOL, "max_iter": ITERS, "inner_tol": GAP_TOL,
-    "solver": SOLVER,
-}
 
 EXPECT: dict[str, dict[str, P]] = {
     "fisher": {"n_features_to_select": N_SELECT},
@@ -178,6 +144,21 @@ COMBOS_VALID: dict[str, list[dict[str, Any]]] = {
               {"path_steps": 3, "full_path": True}],
 }
 
+
+def _merge_family_tables() -> None:
+    """Add the tables of ``param_table_*.py`` (one family of selectors each) to the three above."""
+    import importlib
+
+    for path in sorted(Path(__file__).parent.glob("param_table_*.py")):
+        module = importlib.import_module(path.stem)
+        for mine, theirs in ((EXPECT, "EXPECT"), (COMBOS_INVALID, "COMBOS_INVALID"),
+                             (COMBOS_VALID, "COMBOS_VALID")):
+            table = getattr(module, theirs, {})
+            assert not set(table) & set(mine), (path.name, set(table) & set(mine))
+            mine.update(table)
+
+
+_merge_family_tables()
 
 # ----------------------------------------------------------------------------- helpers
 def yaml_text(v: Any) -> str:
