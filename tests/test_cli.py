@@ -82,6 +82,22 @@ def test_selectors_lists_parameters(runner):
     assert "random_state: not settable" in out and "n_features_to_select" not in out
 
 
+
+def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly():
+    """``fsbench selectors | head -1``: the output has nowhere to go; no error message, status 141.
+
+    The reading end is closed before the command writes anything (it is still importing), so
+    its first write fails with EPIPE whatever the pipe's buffer size."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    proc = subprocess.Popen([sys.executable, "-m", "fsbench.cli", "selectors"], stdout=write_end,
+                            stderr=subprocess.PIPE)
+    os.close(write_end)
+    _, err = proc.communicate(timeout=60)
+    assert not err, err.decode()
+    assert proc.returncode == 141
+
+
 def test_run_writes_results_table_and_curves(runner, tmp_path):
     out = tmp_path / "res"
     result = runner.invoke(main, ["run", str(_config(tmp_path)), "--out", str(out), "-q"])

@@ -2,11 +2,13 @@
 
 Every command module of this package registers its commands on :data:`main`; the group turns a
 FsbenchError, a bad option or an OSError into one sentence on stderr with exit status 2, and
-Ctrl-C into one line with status 130.
+Ctrl-C into one line with status 130, and a closed output pipe (``| head``) into a quiet exit.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ __all__ = ["EXIT_INTERRUPTED", "EXIT_TASKS_FAILED", "EXIT_USER_ERROR", "PAPERS",
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a filter whose reader closed the pipe
 EXIT_TASKS_FAILED = 1  # the run finished, but some tasks failed (failures.csv); rerunning retries them
 
 
@@ -39,6 +42,11 @@ class _Group(click.Group):
             help_hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             click.echo(f"Error: {exc.format_message()}{help_hint}", err=True)
             ctx.exit(EXIT_USER_ERROR)
+        except BrokenPipeError:
+            # the reader of the output went away (``fsbench selectors | head``): stop quietly, as a
+            # Unix filter does; stdout goes to /dev/null so that its final flush cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(EXIT_BROKEN_PIPE)
         except OSError as exc:
             click.echo(f"Error: {describe_os_error(exc, 'a file')}; check the path, its permissions and free "
                        "space.", err=True)
