@@ -282,7 +282,7 @@ def test_variance_under_the_protocol_is_one_up_to_rounding():
     X_train, _ = standardize(X, train, test, "train")
     v = fit("variance", X_train, np.arange(40) % 2).scores_
     varying = np.arange(300) != 7
-    assert np.all(np.abs(v[varying] - 1) <= 8 * EPS) and v[7] == 0.0
+    assert np.all(np.abs(v[varying] - 1) <= 40 * EPS) and v[7] == 0.0
     assert len(set(v[varying])) > 1                   # the ranking is set by rounding
     X_global, _ = standardize(X, train, test, "global")
     g = fit("variance", X_global, np.arange(40) % 2).scores_
