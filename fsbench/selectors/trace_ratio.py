@@ -103,8 +103,9 @@ class TraceRatio(BaseSelector):
     for every non-constant feature, so the ratio sum a / sum b = k n / sum b - 1 is maximized by
     the k features of smallest b_i, i.e. of largest Fisher score, and a_i - lambda* b_i =
     n - (1 + lambda*) b_i orders all features as the Fisher score does: in exact arithmetic the
-    ranking is the ``fisher`` selector's; computed, the two can differ where features are tied
-    to rounding.
+    ranking is the ``fisher`` selector's, except that constant features rank last here (Fisher
+    scores them 0, tied by index with the features whose class means are all equal); computed,
+    the two can also differ where features are tied to rounding.
 
     scikit-feature's ``trace_ratio`` (1.2.1, style ``"fisher"``, the same a and b from n x n
     graph matrices) differs:
