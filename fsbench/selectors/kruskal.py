@@ -24,11 +24,12 @@ def doubled_midranks(F: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     sort and the tie term.
 
     One sort per feature (``argsort(axis=1)`` on the transposed, contiguous data, no loop over
-    features; which of several equal values takes which sorted position does not matter). A run of t equal values at 0-based sorted positions a..b gets the mid-rank
-    (a + 1 + b + 1) / 2, so its doubled rank a + b + 2 is an integer. Returns ``order`` (m, n),
-    the sort, ``twice`` (m, n) integers, the doubled rank of the sample at each sorted position
-    (``twice[j, i]`` belongs to sample ``order[j, i]``), and ``ties`` (m,) int64, the sum over the
-    runs of t^3 - t (0 without ties, n^3 - n for a constant feature).
+    features; which of several equal values takes which sorted position does not matter). A run
+    of t equal values at 0-based sorted positions a..b gets the mid-rank (a + 1 + b + 1) / 2, so
+    its doubled rank a + b + 2 is an integer. Returns ``order`` (m, n), the sort, ``twice``
+    (m, n) integers, the doubled rank of the sample at each sorted position (``twice[j, i]``
+    belongs to sample ``order[j, i]``), and ``ties`` (m,) int64, the sum over the runs of
+    t^3 - t (0 without ties, n^3 - n for a constant feature).
     """
     n = F.shape[1]
     order = np.argsort(F, axis=1)  # any sort: tied values share one mid-rank whatever their order
