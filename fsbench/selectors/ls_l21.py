@@ -13,6 +13,7 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
+from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import MultiTaskLasso
 
@@ -92,8 +93,17 @@ def duplicate_columns(X: np.ndarray) -> ColumnGroups:
     """
     n, d = X.shape
     weights = np.sqrt(np.arange(2.0, n + 2.0))  # fixed, distinct and not rationally related
-    key = sequential_column_sums(X * weights[:, None])
-    order = np.lexsort((np.arange(d), key))
+    if n <= 1000:  # sequential_column_sums(X * weights) without the n x d product
+        key, term = X[0] * weights[0], np.empty(d)
+        for row, w in zip(X[1:], weights[1:], strict=True):
+            key += np.multiply(row, w, out=term)
+    else:
+        key = column_sums(X * weights[:, None])
+    sorted_key = np.sort(key)
+    if not np.any(sorted_key[1:] == sorted_key[:-1]):  # no two keys equal: no two columns equal
+        every = np.arange(d)
+        return ColumnGroups(every, every, np.ones(d, dtype=np.intp))
+    order = np.argsort(key, kind="stable")
     sorted_key = key[order]
     start = np.r_[0, np.flatnonzero(sorted_key[1:] != sorted_key[:-1]) + 1]
     length = np.diff(np.r_[start, d])
@@ -119,20 +129,20 @@ def split_duplicates(W_kept: np.ndarray, groups: ColumnGroups) -> np.ndarray:
     return W_kept[groups.group] / groups.size[groups.group, None]
 
 
-def gradient_row_norms(Xc: np.ndarray, R: np.ndarray, scale: float) -> np.ndarray:
-    """||x_j^T R||_2 / scale for every column x_j of Xc (n, d), R (n, c); every sum in a fixed order
+def gradient_row_norms(X: np.ndarray, R: np.ndarray, scale: float) -> np.ndarray:
+    """||x_j^T R||_2 / scale for every column x_j of X (n, d), R (n, c); every sum in a fixed order
     (:func:`fsbench.fixed_order.linear_kernel`, over samples in order, then over columns of R in
-    order), so equal columns of Xc get norms equal bit for bit on every machine. The kernel is
+    order), so equal columns of X get norms equal bit for bit on every machine. The kernel is
     built as (c, d), the same sums as its transpose, with contiguous rows of d (9 times faster)."""
-    G = linear_kernel(R.T, Xc.T).T / scale
-    return fixed_row_norms(G)
+    return fixed_row_norms(linear_kernel(R.T, X.T).T / scale)
 
 
 def l21_ranking(norms: np.ndarray, entry: np.ndarray) -> np.ndarray:
     """Non-zero rows first by decreasing norm, then the zero rows by decreasing ``entry`` (the norm
-    of the loss gradient: how close each is to entering), then by index."""
-    d = norms.size
-    return np.lexsort((np.arange(d), -entry, -norms))
+    of the loss gradient: how close each is to entering); equal values by index."""
+    nonzero, zero = np.flatnonzero(norms != 0), np.flatnonzero(norms == 0)
+    return np.concatenate([nonzero[np.argsort(-norms[nonzero], kind="stable")],
+                           zero[np.argsort(-entry[zero], kind="stable")]])
 
 
 @register("ls_l21")
@@ -164,15 +174,15 @@ class LSL21(BaseSelector):
     default tol = 1e-6 gives there the first 200 places of the ranking of a fit to tol = 1e-11
     (sklearn's default 1e-4 leaves one row more or less non-zero at small ratios).
 
-    Scores are the row norms ||w_j||_2. Features whose row is zero tie at 0; they are ranked after
-    every non-zero row by ||x_j^T R||_2 / n, R = Y_c - X_c W the residual at the solution: the
-    norm of the loss gradient for row j, at most alpha for a zero row, the one that leaves zero
-    first as alpha decreases from the fitted value (the next to enter along the path); then by
-    index. Columns of X equal entry for entry are fitted as one column whose row is split equally
-    between them (:func:`split_duplicates`: an optimum as well, the one of least norm), so
-    duplicated features get equal rows and tie exactly, the lower index first; without duplicates
-    the fit is ``MultiTaskLasso`` on X itself, coefficient for coefficient. The norms and the
-    gradient norms are summed in a fixed order (:mod:`fsbench.fixed_order`), so exact ties
+    Scores are the row norms ||w_j||_2 (equal norms by index). Features whose row is zero tie at 0;
+    they are ranked after every non-zero row by ||x_j^T R||_2 / n, R = Y - X W - 1 b^T the residual
+    at the solution: the norm of the loss gradient for row j, at most alpha for a zero row, the one
+    that leaves zero first as alpha decreases from the fitted value (the next to enter along the
+    path); then by index. Columns of X equal entry for entry are fitted as one column whose row is
+    split equally between them (:func:`split_duplicates`: an optimum as well, the one of least
+    norm), so duplicated features get equal rows and tie exactly, the lower index first; without
+    duplicates the fit is ``MultiTaskLasso`` on X itself, coefficient for coefficient. The norms and
+    the gradient norms are summed in a fixed order (:mod:`fsbench.fixed_order`), so exact ties
     (duplicated features, constant features: gradient 0, ranked last) stay exact on every machine.
 
     Fitted attributes: ``coef_`` (d, c) = W, ``intercept_`` (c,), ``scores_`` = ||w_j||_2,
@@ -205,10 +215,11 @@ class LSL21(BaseSelector):
         n, d = X.shape
         c = classes.size
         Y = one_hot(y, c)
-        Xc = centered_columns(X)
         Yc = Y - column_sums(Y) / n
-        G0 = Xc.T @ Yc  # n times the loss gradient at W = 0 (with the optimal b), up to its sign
-        self.alpha_max_ = float(np.sqrt(np.einsum("ij,ij->i", G0, G0)).max() / n)
+        # n times the loss gradient at W = 0 (with the optimal b), up to its sign: X_c^T Y_c = X^T Y_c,
+        # Y_c's columns summing to 0 (to rounding); computed as (c, d), BLAS's faster layout
+        G0t = Yc.T @ X
+        self.alpha_max_ = float(np.sqrt(np.einsum("kj,kj->j", G0t, G0t)).max() / n)
         alpha = float(self.alpha_ratio) * self.alpha_max_
         self.alpha_ = alpha
         converged, n_iter, gap = True, 0, 0.0
@@ -219,7 +230,8 @@ class LSL21(BaseSelector):
             groups = duplicate_columns(X)
             Xk = X if groups.keep.size == d else X[:, groups.keep]
             model = MultiTaskLasso(alpha=alpha, fit_intercept=True, tol=float(self.tol), max_iter=int(self.max_iter))
-            with warnings.catch_warnings(record=True) as caught:
+            # X was checked for NaN and infinity by fit: MultiTaskLasso need not scan it again
+            with warnings.catch_warnings(record=True) as caught, config_context(assume_finite=True):
                 warnings.simplefilter("always", ConvergenceWarning)
                 model.fit(Xk, Y)
             converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
@@ -228,10 +240,18 @@ class LSL21(BaseSelector):
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             W, b = split_duplicates(model.coef_.T, groups), model.intercept_
             n_iter, gap = int(model.n_iter_), float(model.dual_gap_)
-        R = Yc - Xc @ W
+        rows = np.flatnonzero(np.any(W != 0, axis=1))
+        R = Y - X[:, rows] @ W[rows] - b  # its columns sum to 0 (to rounding): x_j^T R = (x_j - mean)^T R
         objective = float(np.vdot(R, R) / (2 * n) + alpha * np.sqrt(np.einsum("ij,ij->i", W, W)).sum())
         norms = fixed_row_norms(W)
-        self.gradient_norms_ = gradient_row_norms(Xc, R, n)
+        G = linear_kernel(R.T, X.T).T / n
+        # a constant column x_j = a 1 has gradient a 1^T R / n = 0 in exact arithmetic (R's columns sum
+        # to 0), in floating point a rounding error far below 1e-10 |a| sum_i |r_i| / n: only columns
+        # with a gradient that small are checked for being constant (a = X[0, j]), and get exactly 0
+        bound = 1e-10 * np.abs(X[0])[:, None] * (np.abs(R).sum(axis=0) / n)
+        small = np.flatnonzero(np.all(np.abs(G) <= bound, axis=1))
+        G[small[np.all(X[:, small] == X[:1, small], axis=0)]] = 0.0
+        self.gradient_norms_ = fixed_row_norms(G)
         self.ranking_ = l21_ranking(norms, self.gradient_norms_)
         self.coef_, self.intercept_ = W, b
         self.n_iter_, self.objective_ = n_iter, np.array([objective])
