@@ -20,6 +20,7 @@ bench:  ## speed benchmarks against the established implementations (minutes; ne
 	$(PYTHON) benchmarks/bench_filters.py
 	$(PYTHON) benchmarks/bench_rfs_dso.py
 	$(PYTHON) benchmarks/bench_svm_selectors.py
+	$(PYTHON) benchmarks/bench_baselines.py --out benchmarks/bench_baselines.md
 
 reproduce:  ## all three papers on every available dataset, variants included (hours; resumable)
 	fsbench reproduce
