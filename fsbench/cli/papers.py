@@ -137,8 +137,6 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, sc
                        + f"; {result.reproducing} reproducing printed cells still reproduce.")
             for row in result.rounding:
                 click.echo(f"  decided by rounding: {row}")
-            for note in result.notes:
-                click.echo(f"  note: {note}")
         else:
             failed = True
             click.echo(f"{paper}: FAILED", err=True)

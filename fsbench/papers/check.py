@@ -55,10 +55,6 @@ DIAG_RTOL, DIAG_ATOL = 1e-6, 1e-9
 ROUNDING_MARGIN = 1e-9
 #: the columns a top k decided by rounding may change
 OUTCOME = ["n_correct", "class_predicted", "class_correct", "accuracy", "C", "inner_accuracy"]
-#: columns rows gained on 2026-11-27 (per-class counts, unconverged classifier fits): committed
-#: results computed before them cannot be compared on them, which the check says in a note
-#: instead of failing, until those results are recomputed
-ADDED_COLUMNS = ("class_support", "class_predicted", "class_correct", "diag_classifier_unconverged")
 
 
 @dataclass
@@ -68,7 +64,6 @@ class CheckResult:
     problems: list[str] = field(default_factory=list)
     reproducing: int = 0
     rounding: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -86,14 +81,11 @@ def subset_experiment(experiment: Experiment, datasets: tuple[str, ...], repeats
     return replace(experiment, datasets=kept, protocol=protocol)
 
 
-def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame, rounding: list[str] | None = None,
-                 notes: list[str] | None = None) -> list[str]:
+def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame, rounding: list[str] | None = None) -> list[str]:
     """Differences between rerun rows and the committed rows of the same tasks, as sentences.
 
     Rows whose rerun ``ranking_margin`` is below :data:`ROUNDING_MARGIN` may differ in
-    :data:`OUTCOME`; each such difference is described in ``rounding`` (when given) instead. A column of
-    :data:`ADDED_COLUMNS` that the committed results lack altogether is named in ``notes`` (when given)
-    instead of failing: those rows predate it.
+    :data:`OUTCOME`; each such difference is described in ``rounding`` (when given) instead.
     """
     problems = []
     merged = rerun.merge(committed, on=ROW_KEY, how="left", suffixes=("", "_committed"), indicator=True)
@@ -113,10 +105,6 @@ def compare_rows(rerun: pd.DataFrame, committed: pd.DataFrame, rounding: list[st
             continue
         ours = merged[column]
         theirs = merged.get(f"{column}_committed")
-        if theirs is None and column in ADDED_COLUMNS and notes is not None:
-            notes.append(f"the committed rows predate the column {column!r}: not compared (recompute them "
-                         "with 'make reproduce' to compare it)")
-            continue
         if theirs is None:
             problems.append(f"the committed results lack the column {column!r}; rerun 'make reproduce'.")
             continue
@@ -176,7 +164,7 @@ def check_paper(paper: str, experiment: Experiment, results_dir: Path, work_dir:
         return result
     rerun = as_read_back(run_experiment(subset, work_dir, data_dir=data_dir, n_jobs=n_jobs, scheduler=scheduler).runs)
     result.n_rows = len(rerun)
-    result.problems += compare_rows(rerun, committed, result.rounding, result.notes)
+    result.problems += compare_rows(rerun, committed, result.rounding)
 
     key_rerun = pd.MultiIndex.from_frame(rerun[ROW_KEY])
     kept = committed[~pd.MultiIndex.from_frame(committed[ROW_KEY]).isin(key_rerun)]
