@@ -38,6 +38,7 @@ from fsbench import load_dataset, make_selector
 
 sys.path.insert(0, str(Path(__file__).parent))
 from baseline_cases import Case  # noqa: E402
+from bench_filters import timed  # noqa: E402
 
 DATASETS = ("glioma", "allaml", "srbct", "mll", "brain-tumor-2")
 
@@ -54,20 +55,6 @@ def all_cases() -> list[Case]:
     return cases
 
 
-def timed(fn, repeats: int = 5, budget: float = 2.0):
-    """Best of up to ``repeats`` runs: one run when the first takes more than 2 s, else until
-    ``budget`` seconds are spent (at least three runs)."""
-    best, out, spent = np.inf, None, 0.0
-    for r in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        elapsed = time.perf_counter() - t
-        best, spent = min(best, elapsed), spent + elapsed
-        if (r == 0 and elapsed > 2.0) or (r >= 2 and spent > budget):
-            break
-    return best, out
-
-
 def run_case(case: Case, X: np.ndarray, y: np.ndarray) -> dict:
     if case.max_features is not None:
         X = X[:, : case.max_features]
@@ -75,8 +62,8 @@ def run_case(case: Case, X: np.ndarray, y: np.ndarray) -> dict:
         X, y = case.prepare(X, y)
     k = min(case.n_picks, X.shape[1])
     selector = make_selector(case.method, {**case.params, "n_features_to_select": k})
-    t_fs, fitted = timed(lambda: selector.fit(X, y))
-    t_peer, peer_out = timed(lambda: case.run_peer(X, y, k))
+    t_fs, fitted = timed(lambda: selector.fit(X, y), repeats=5, budget=2.0)
+    t_peer, peer_out = timed(lambda: case.run_peer(X, y, k), repeats=5, budget=2.0)
     return {"fsbench_s": t_fs, "peer_s": t_peer, "ratio": t_peer / t_fs, "output": case.compare(fitted, peer_out, k),
             "shape": f"{X.shape[0]} x {X.shape[1]}"}
 
