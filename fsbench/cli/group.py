@@ -77,11 +77,17 @@ scheduler_option = click.option(
     help="Run the tasks on a Dask cluster: 'local' (or 'local:N') starts N worker processes here, "
          "tcp://HOST:8786 uses a running scheduler (pip install 'fsbench[dask]'). The same rows as without.")
 
+# the names of fsbench.evaluation.metrics.ALL_METRICS, written out: importing that module (numpy, pandas)
+# would slow every command's start; a test checks that the two agree
 metric_option = click.option(
     "--metric", default="accuracy", show_default=True,
-    type=click.Choice(["accuracy", "balanced_accuracy", "macro_f1", "kappa", "mcc"]),
-    help="The score shown, computed from the rows' per-class counts (pooled over the folds of a repetition "
-         "by summing them); every metric but accuracy needs results recorded with those counts.")
+    type=click.Choice(["accuracy", "balanced_accuracy", "macro_f1", "kappa", "mcc", "relevant_recall",
+                       "relevant_precision", "probe_rate"]),
+    help="The score shown. Classification metrics are computed from the rows' per-class counts (pooled over "
+         "the folds of a repetition by summing them); every one but accuracy needs results recorded with those "
+         "counts. relevant_recall (relevant top-k features / min(k, number relevant)), relevant_precision "
+         "(relevant top-k features / k) and probe_rate (probes in the top k / k; lower is better) need a dataset "
+         "with known relevant features or probes.")
 
 # no envvar: click would hand $FSBENCH_DATA to the library as one folder, while the library
 # searches each folder of it (several may be joined with the OS path separator)

@@ -59,9 +59,11 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
           classifier: str | None, metric: str) -> None:
     """Mean ± std test accuracy (or --metric) per dataset x selector at k selected features.
 
-    A cell marked † includes a classifier fit that did not converge. With --paper, each cell of
-    the paper's table reads "ours (printed, ours - printed)", with the reproduction rule's
-    verdicts (see results/papers/REPORT.md); the papers' tables are of accuracy only.
+    Best per row in bold (the lowest for probe_rate); a dataset without the --metric (no known
+    relevant features or probes) has empty cells. A cell marked † includes a classifier fit that
+    did not converge. With --paper, each cell of the paper's table reads "ours (printed, ours -
+    printed)", with the reproduction rule's verdicts (see results/papers/REPORT.md); the papers'
+    tables are of accuracy only.
     """
     if paper is not None and metric != "accuracy":
         raise FsbenchError(f"The papers' tables print accuracy only, so --paper cannot show {metric}; leave out "
@@ -103,12 +105,16 @@ def table(results_dir: Path | None, k: int | None, paper: str | None, fmt: str, 
 def plot(results_dir: Path, out: Path | None, no_bands: bool, classifier: str | None, metric: str) -> None:
     """Accuracy (or --metric) vs number of selected features: a panel per dataset, a line per
     selector, light ± 1 sd bands."""
-    from fsbench.evaluation.metrics import check_metric
+    from fsbench.evaluation.metrics import check_metric, datasets_without_metric, metric_label, missing_reason
     from fsbench.report import plot_curves
     from fsbench.storage.runs import load_runs
 
     runs = load_runs(results_dir)
     check_metric(runs, metric, source=str(results_dir))
+    lacking = datasets_without_metric(runs, metric)
+    if lacking:
+        click.echo(f"Note: {', '.join(lacking)} left out: no {metric_label(metric, percent=False)} (the dataset "
+                   f"{missing_reason(metric)}).", err=True)
     stem = out or (results_dir if results_dir.is_dir() else results_dir.parent) / "curves"
     for path in plot_curves(runs, stem.with_suffix("") if stem.suffix in (".png", ".pdf") else stem,
                             bands=not no_bands, classifier=classifier, metric=metric):

@@ -45,7 +45,8 @@ def stats(results_dirs: tuple[Path, ...], k: int | str | None, classifier: str |
     resampled t-test, Wilcoxon, Bayesian correlated t-test; scope 'across': Wilcoxon over the
     datasets with Holm's correction), stability.csv and stability.png (from rankings.csv.gz),
     cost.csv and pareto.png. Several folders are pooled: their datasets are the blocks.
-    --metric ranks, tests and plots another score than accuracy (--rope in its units).
+    --metric ranks, tests and plots another score than accuracy (--rope in its units); probe_rate
+    ranks the lowest first, and a selection metric leaves out the datasets without it.
     """
     from fsbench.report.stats_command import run_stats
 

@@ -1,4 +1,5 @@
-"""Classification metrics from per-class counts: every metric the reports show besides accuracy.
+"""The metrics the reports show: classification metrics from per-class counts, and how well the
+top-k features match a dataset's known relevant features and probes.
 
 Each result row of ``runs.csv.gz`` records, per class in the dataset's class order and
 separated by ``;``, the test samples of the class (``class_support``), the test samples
@@ -22,6 +23,23 @@ Pooled metrics over folds pool the counts first: the metric of a k-fold repetiti
 metric of its folds' summed per-class counts (:func:`pooled_metric`), which is the metric of
 the concatenated predictions, not a mean over folds.
 
+Selection metrics (:data:`SELECTION_METRICS`) need a dataset whose relevant features or probe
+columns are known (generated data, or real data with declared ``relevant`` features or appended
+``probes``); the rows of such a dataset record, at their ``k``, ``relevant_selected`` (top-k
+features that are relevant) and ``n_relevant`` (the size of the relevant set), and/or
+``probes_selected`` (top-k features that are probes) and ``n_probes`` (the probe columns):
+
+- ``relevant_recall``: relevant_selected / min(k, n_relevant), the share of the relevant features
+  the top k could hold that it holds (1 when k >= n_relevant and every relevant feature is in);
+- ``relevant_precision``: relevant_selected / k;
+- ``probe_rate``: probes_selected / k, the share of the top k taken by probes: LOWER is better
+  (:func:`higher_is_better`, the one place that says which way each metric goes).
+
+Pooled over a group of rows they are the ratio of the summed numerators to the summed
+denominators. A row without its metric's two columns (another dataset, or rows written before)
+has no value: NaN, and a group holding such a row is NaN; :func:`check_metric` refuses a
+selection metric only when no row has it.
+
 ``diag_classifier_unconverged`` counts the classifier fits behind a row that did not converge
 (:func:`unconverged`). Rows written before these columns existed support ``accuracy`` only
 (from their ``accuracy`` column); :func:`check_metric` refuses any other metric for them in
@@ -37,30 +55,67 @@ import pandas as pd
 
 from fsbench.errors import FsbenchError
 
+#: metrics of the classifier's test predictions (from the per-class counts, or accuracy)
 METRICS = ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "mcc")
+#: metrics of the top-k features against a dataset's known relevant features or probes
+SELECTION_METRICS = ("relevant_recall", "relevant_precision", "probe_rate")
+#: every metric the reports show (``--metric``)
+ALL_METRICS = METRICS + SELECTION_METRICS
 #: how each metric is named in titles, headers and axis labels
 LABELS = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "macro_f1": "macro F1",
-          "kappa": "Cohen's kappa", "mcc": "MCC"}
+          "kappa": "Cohen's kappa", "mcc": "MCC", "relevant_recall": "relevant recall",
+          "relevant_precision": "relevant precision", "probe_rate": "probe rate"}
+#: the metrics for which a lower value is better (every other one: higher is better)
+LOWER_IS_BETTER = frozenset({"probe_rate"})
 #: per-class count columns: test samples of the class, predicted as it, predicted right
 SUPPORT, PREDICTED, CORRECT = "class_support", "class_predicted", "class_correct"
 COUNT_COLUMNS = (SUPPORT, PREDICTED, CORRECT)
 #: classifier fits behind a row that did not converge
 UNCONVERGED = "diag_classifier_unconverged"
+#: per row of a dataset with known relevant features: top-k features that are relevant, and how many are
+RELEVANT_SELECTED, N_RELEVANT = "relevant_selected", "n_relevant"
+#: per row of a dataset with probe columns: top-k features that are probes, and how many probes there are
+PROBES_SELECTED, N_PROBES = "probes_selected", "n_probes"
+#: each selection metric's columns: (features of the set in the top k, size of the set)
+SELECTION_COLUMNS = {"relevant_recall": (RELEVANT_SELECTED, N_RELEVANT),
+                     "relevant_precision": (RELEVANT_SELECTED, N_RELEVANT),
+                     "probe_rate": (PROBES_SELECTED, N_PROBES)}
 
 
 def metric_label(metric: str, *, percent: bool = True) -> str:
-    """The metric's name for people (``"balanced accuracy"``), with its unit when ``percent``:
-    ``(%)`` for the fractions, ``(x 100)`` for kappa and MCC, which range from -1 to 1."""
-    check_metric_name(metric)
+    """The metric's name for people (``"balanced accuracy"``, ``"probe rate"``), with its unit when
+    ``percent`` (:func:`metric_unit`): ``(%)`` for the fractions, every selection metric among
+    them, ``(x 100)`` for kappa and MCC, which range from -1 to 1."""
     if not percent:
+        check_metric_name(metric)
         return LABELS[metric]
-    return f"{LABELS[metric]} ({'x 100' if metric in ('kappa', 'mcc') else '%'})"
+    return f"{LABELS[metric]} ({metric_unit(metric)})"
+
+
+def metric_unit(metric: str) -> str:
+    """The unit of the metric's values x 100: ``"x 100"`` for kappa and MCC (from -1 to 1), ``"%"``
+    for the fractions."""
+    check_metric_name(metric)
+    return "x 100" if metric in ("kappa", "mcc") else "%"
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a higher value of ``metric`` is better: False for ``probe_rate`` alone. Every mark
+    of a best value, ranking and one-sided reading of a test goes by it."""
+    check_metric_name(metric)
+    return metric not in LOWER_IS_BETTER
+
+
+def is_selection_metric(metric: str) -> bool:
+    """Whether ``metric`` scores the top-k features against known relevant features or probes."""
+    check_metric_name(metric)
+    return metric in SELECTION_METRICS
 
 
 def check_metric_name(metric: str) -> None:
-    """FsbenchError naming the known metrics when ``metric`` is not one of :data:`METRICS`."""
-    if metric not in METRICS:
-        raise FsbenchError(f"Unknown metric {metric!r}; use one of {', '.join(METRICS)}.")
+    """FsbenchError naming the known metrics when ``metric`` is not one of :data:`ALL_METRICS`."""
+    if metric not in ALL_METRICS:
+        raise FsbenchError(f"Unknown metric {metric!r}; use one of {', '.join(ALL_METRICS)}.")
 
 
 # ----------------------------------------------------------------------------- counts -> metric
@@ -173,12 +228,92 @@ def class_counts(runs: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray, np.nd
     return out
 
 
+# ----------------------------------------------------------------------------- selection metrics
+def selection_terms(metric: str, *, selected: np.ndarray, size: np.ndarray,
+                    k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(numerator, denominator) of a selection metric for each row, as floats: ``selected``
+    features of the set among the top ``k``, the set holding ``size``. relevant_recall:
+    selected / min(k, size); relevant_precision and probe_rate: selected / k."""
+    if metric not in SELECTION_METRICS:
+        check_metric_name(metric)
+        raise ValueError(f"{metric!r} is not a selection metric; use one of {', '.join(SELECTION_METRICS)}.")
+    selected, size, k = (np.asarray(a, dtype=float) for a in (selected, size, k))
+    return selected, (np.minimum(k, size) if metric == "relevant_recall" else k)
+
+
+def rows_without_selection(runs: pd.DataFrame, metric: str) -> np.ndarray:
+    """A boolean mask of the rows lacking ``metric``'s two columns (every row when the columns are
+    absent: a dataset without known relevant features or probes, or rows written before)."""
+    if metric not in SELECTION_COLUMNS:
+        check_metric_name(metric)
+        raise ValueError(f"{metric!r} is not a selection metric; use one of {', '.join(SELECTION_METRICS)}.")
+    columns = SELECTION_COLUMNS[metric]
+    if not all(c in runs.columns for c in columns):
+        return np.ones(len(runs), dtype=bool)
+    return runs[list(columns)].isna().any(axis=1).to_numpy()
+
+
+def datasets_without_metric(runs: pd.DataFrame, metric: str) -> list[str]:
+    """The datasets of ``runs`` none of whose rows has ``metric`` (a selection metric of a dataset
+    without known relevant features or probes), in order of appearance; [] for the other metrics."""
+    if not is_selection_metric(metric) or not len(runs):
+        return []
+    lacking = pd.Series(rows_without_selection(runs, metric), index=runs.index)
+    every = lacking.groupby(runs["dataset"].astype(str), sort=False).all()
+    return [str(d) for d, none in every.items() if none]
+
+
+#: per count column of the selection metrics: what a dataset needs for them (what it has, what it
+#: lacks, the config keys that give it)
+_SOURCES = {RELEVANT_SELECTED: ("declares relevant features", "declares no relevant features",
+                                "`generate:` or `relevant:`"),
+            PROBES_SELECTED: ("has probe columns", "has no probe columns", "`probes:`")}
+
+
+def missing_reason(metric: str) -> str:
+    """Why a dataset has no value of the selection metric ``metric`` (``"declares no relevant
+    features"``, ``"has no probe columns"``), for notes."""
+    if not is_selection_metric(metric):
+        raise ValueError(f"{metric!r} is not a selection metric; use one of {', '.join(SELECTION_METRICS)}.")
+    return _SOURCES[SELECTION_COLUMNS[metric][0]][1]
+
+
+def _selection_values(runs: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """(numerator, denominator) per row of ``runs``, NaN where the row lacks the columns;
+    FsbenchError when a recorded count is not a whole number in its range."""
+    lacking = rows_without_selection(runs, metric)
+    n = len(runs)
+    if lacking.all():
+        return np.full(n, np.nan), np.full(n, np.nan)
+    chosen, total = SELECTION_COLUMNS[metric]
+    values = [pd.to_numeric(runs[c], errors="coerce").to_numpy(dtype=float) for c in (chosen, total, "k")]
+    have = ~lacking
+    selected, size, k = (np.where(have, v, 0.0) for v in values)
+    bad = have & ~(np.isfinite(selected) & np.isfinite(size) & np.isfinite(k)
+                   & (selected == np.round(selected)) & (size == np.round(size)) & (selected >= 0) & (size >= 0)
+                   & (selected <= np.minimum(k, size)))
+    if bad.any():
+        n_bad = int(bad.sum())
+        raise FsbenchError(f"Damaged selection counts in the results: {n_bad} row{'s' * (n_bad > 1)} record a "
+                           f"{chosen} or {total} that is not a whole number with 0 <= {chosen} <= min(k, {total}); "
+                           "recompute them with the current fsbench.")
+    numerator, denominator = selection_terms(metric, selected=selected, size=size, k=k)
+    return np.where(have, numerator, np.nan), np.where(have, denominator, np.nan)
+
+
 # ----------------------------------------------------------------------------- frames
 def check_metric(runs: pd.DataFrame, metric: str, *, source: str = "the results") -> None:
-    """FsbenchError (one sentence naming ``source`` and the fix) when ``metric`` is unknown, or
-    is not accuracy and some rows of ``runs`` lack the per-class counts it is computed from."""
+    """FsbenchError (one sentence naming ``source`` and the fix) when ``metric`` is unknown, is a
+    classification metric other than accuracy and some rows of ``runs`` lack the per-class counts
+    it is computed from, or is a selection metric and no row of ``runs`` has its columns."""
     check_metric_name(metric)
     if metric == "accuracy" or not len(runs):
+        return
+    if is_selection_metric(metric):
+        if rows_without_selection(runs, metric).all():
+            has, _, keys = _SOURCES[SELECTION_COLUMNS[metric][0]]
+            raise FsbenchError(f"No {metric} in {source}: no dataset of these results {has}; run a dataset with "
+                               f"{keys} in its config, or use another --metric.")
         return
     missing = rows_without_counts(runs)
     if missing.any():
@@ -190,10 +325,15 @@ def check_metric(runs: pd.DataFrame, metric: str, *, source: str = "the results"
 
 def row_metric(runs: pd.DataFrame, metric: str, *, source: str = "the results") -> pd.Series:
     """``metric`` of each row of ``runs`` (a Series on its index). ``accuracy`` is the rows'
-    ``accuracy`` column; any other metric needs the per-class counts (:func:`check_metric`)."""
+    ``accuracy`` column; the other classification metrics need the per-class counts
+    (:func:`check_metric`); a selection metric is NaN on the rows lacking its columns."""
     check_metric(runs, metric, source=source)
     if metric == "accuracy":
         return runs["accuracy"].astype(float).rename("accuracy")
+    if is_selection_metric(metric):
+        numerator, denominator = _selection_values(runs, metric)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return pd.Series(numerator / denominator, index=runs.index, name=metric)
     values = np.full(len(runs), np.nan)
     for rows, t, p, c in class_counts(runs):
         values[rows] = metric_from_counts(metric, support=t, predicted=p, correct=c)
@@ -205,10 +345,20 @@ def pooled_metric(runs: pd.DataFrame, keys: Sequence[str], *, metric: str,
     """``metric`` of each group of ``runs`` by ``keys`` (``groupby(keys, sort=False,
     dropna=False)`` order) from the group's summed per-class counts: pooled over folds, the
     metric of the concatenated predictions. The rows of a group must share their classes
-    (group by dataset). ``accuracy`` without counts pools ``n_correct / n_test``."""
+    (group by dataset). ``accuracy`` without counts pools ``n_correct / n_test``. A selection
+    metric is the group's summed numerators over its summed denominators (NaN for a group with a
+    row lacking its columns)."""
     check_metric(runs, metric, source=source)
     groups = runs.groupby(list(keys), sort=False, dropna=False).ngroup().to_numpy()
     n_groups = int(groups.max()) + 1 if len(groups) else 0
+    if is_selection_metric(metric):
+        numerator, denominator = _selection_values(runs, metric)
+        lacking = np.isnan(numerator)
+        sums = [np.bincount(groups, weights=np.where(lacking, 0.0, v), minlength=n_groups)
+                for v in (numerator, denominator)]
+        incomplete = np.bincount(groups, weights=lacking.astype(float), minlength=n_groups) > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(incomplete, np.nan, sums[0] / sums[1])
     if metric == "accuracy" and not has_counts(runs):
         correct = np.bincount(groups, weights=runs["n_correct"].to_numpy(dtype=float), minlength=n_groups)
         tested = np.bincount(groups, weights=runs["n_test"].to_numpy(dtype=float), minlength=n_groups)

@@ -21,8 +21,10 @@ panels per classifier, each set starting a row, titled with the dataset and the 
 a selector keeps its style in every set. Nothing is averaged over classifiers; ``classifier``
 plots one classifier's rows only. Results without the column are drawn as they always were.
 
-``metric`` (:data:`fsbench.evaluation.metrics.METRICS`) draws another metric than accuracy, pooled over
-the folds of a repetition by summing its per-class counts; the y-axis names it.
+``metric`` (:data:`fsbench.evaluation.metrics.ALL_METRICS`) draws another metric than accuracy, pooled over
+the folds of a repetition by summing its per-class counts; the y-axis names it. A selection metric
+(relevant recall or precision, probe rate) leaves out the datasets that lack it (no known
+relevant features or probes: :func:`fsbench.evaluation.metrics.datasets_without_metric`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fsbench.evaluation.metrics import metric_label
+from fsbench.evaluation.metrics import check_metric, datasets_without_metric, is_selection_metric, metric_label
 from fsbench.report.tables import classifiers_in, group_keys, per_repeat, select_classifier
 
 #: marker shapes, one per selector position (cycled after twelve); ``*`` is left to the
@@ -248,9 +250,13 @@ def plot_curves(runs: pd.DataFrame, out_stem: str | Path, title: str | None = No
     ± 1 sd band per line unless ``bands`` is False, the legend right of the panels and a
     caption naming the number of repetitions (:func:`spread_captions`). Results of several
     classifiers: one set of panels per classifier, or ``classifier``'s panels only. ``metric``:
-    the metric drawn (default accuracy), named on the y-axis.
+    the metric drawn (default accuracy), named on the y-axis; a selection metric draws the
+    datasets that have it only (FsbenchError when none has).
     """
     runs = select_classifier(runs, classifier)
+    if is_selection_metric(metric):
+        check_metric(runs, metric)
+        runs = runs[~runs["dataset"].astype(str).isin(datasets_without_metric(runs, metric))]
     ylabel = metric_label(metric)
     if len(classifiers_in(runs)) > 1:
         return _plot_per_classifier(runs, out_stem, title, bands, metric=metric)

@@ -33,10 +33,16 @@ Choices, stated once:
   k row: median and total of ``fit_seconds`` (the selector's final fit with the chosen
   parameters; a tuned selector's grid search is not in it) and ``task_seconds`` (the whole
   task: grid search, final fit and evaluation).
-- **Metric** (``metric``, :data:`fsbench.evaluation.metrics.METRICS`, default accuracy): the score compared.
+- **Metric** (``metric``, :data:`fsbench.evaluation.metrics.ALL_METRICS`, default accuracy): the score compared.
   Where a repetition pools its folds (Friedman blocks, the Pareto points) the metric is computed
   from the per-class counts summed over the folds; the per-dataset pairwise tests compare each
-  split's (fold's) own metric, as they compare each fold's accuracy.
+  split's (fold's) own metric, as they compare each fold's accuracy. The selection metrics
+  (relevant recall and precision, probe rate) compare the datasets that have them only (the
+  caller leaves out the others' rows).
+- **Direction** (:func:`fsbench.evaluation.metrics.higher_is_better`): rank 1 is the highest
+  value, or the lowest for a metric where lower is better (probe rate); ``p_a_better`` and
+  ``p_b_better`` say which selector is better in that sense, while ``mean_diff`` stays the
+  plain difference a - b of the values.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from fsbench.errors import FsbenchError
-from fsbench.evaluation.metrics import row_metric
+from fsbench.evaluation.metrics import higher_is_better, row_metric
 from fsbench.report.tables import per_repeat
 from fsbench.stats import (
     RECORD_FIELDS,
@@ -142,8 +148,9 @@ def selectors_in_every_block(runs: pd.DataFrame, blocks: Sequence[str]) -> tuple
 class FriedmanTables:
     """``ranks`` (columns :data:`RANKS_COLUMNS`) and ``friedman`` (one row, :data:`FRIEDMAN_COLUMNS`),
     None with ``note`` saying why when there are fewer than two blocks or selectors; ``scores``
-    (blocks x selectors mean accuracy, the diagram's input), ``block_name`` and ``dropped``
-    (selectors absent from some block)."""
+    (blocks x selectors mean accuracy, the diagram's input), ``block_name``, ``dropped``
+    (selectors absent from some block) and ``higher_is_better`` (the direction of the scores:
+    False when the lowest ranks first)."""
 
     ranks: pd.DataFrame | None
     friedman: pd.DataFrame | None
@@ -151,6 +158,7 @@ class FriedmanTables:
     block_name: str
     dropped: list[str] = field(default_factory=list)
     note: str | None = None
+    higher_is_better: bool = True
 
 
 def block_scores(runs: pd.DataFrame, k: int | None, *, metric: str = "accuracy") -> tuple[pd.DataFrame, str, list[str]]:
@@ -172,8 +180,10 @@ def ranks_and_friedman(runs: pd.DataFrame, k: int | None, alpha: float = 0.05, *
                        metric: str = "accuracy") -> FriedmanTables:
     """Average ranks and the Friedman test (Iman-Davenport's F, Nemenyi's CD at ``alpha``) of the
     selectors over the blocks at ``k`` (None: (dataset, k) blocks); see the module docstring.
-    Two datasets at least (the ks of one dataset are no independent blocks), two selectors."""
+    Two datasets at least (the ks of one dataset are no independent blocks), two selectors.
+    Rank 1 is the best in ``metric``'s direction (the lowest probe rate)."""
     scores, name, dropped = block_scores(runs, k, metric=metric)
+    better_high = higher_is_better(metric)
     n_blocks, n_selectors = scores.shape if scores.size else (0, 0)
     n_datasets = len({b[0] if isinstance(b, tuple) else b for b in scores.index})
     if n_datasets < 2 or n_selectors < 2:
@@ -181,10 +191,11 @@ def ranks_and_friedman(runs: pd.DataFrame, k: int | None, alpha: float = 0.05, *
                                                                        n_selectors)
         note = (f"Friedman's test, the ranks and the critical-difference diagram need two or more {need}; these "
                 f"results have {have}, so only the per-dataset parts (pairwise, stability, cost) are written")
-        return FriedmanTables(None, None, scores, name, dropped, note)
-    result = friedman_test(scores, alpha=alpha)
+        return FriedmanTables(None, None, scores, name, dropped, note, better_high)
+    result = friedman_test(scores, alpha=alpha, higher_is_better=better_high)
     friedman = pd.DataFrame([result.record()], columns=list(FRIEDMAN_COLUMNS))
-    return FriedmanTables(result.ranks[list(RANKS_COLUMNS)], friedman, scores, name, dropped)
+    return FriedmanTables(result.ranks[list(RANKS_COLUMNS)], friedman, scores, name, dropped,
+                          higher_is_better=better_high)
 
 
 # ----------------------------------------------------------------------------- pairwise
@@ -229,6 +240,8 @@ def pairwise_table(runs: pd.DataFrame, fractions: Mapping[str, tuple[str, float]
     if len(per_dataset):
         per_dataset["correction"] = [fractions[str(d)][0] for d in per_dataset["dataset"]]
         per_dataset["significant"] = per_dataset["t_p_value"] < alpha
+        if not higher_is_better(metric):  # a better: a's values below b's by more than the rope
+            per_dataset[["p_a_better", "p_b_better"]] = per_dataset[["p_b_better", "p_a_better"]].to_numpy()
     across = [_across(runs, int(k), baseline, alpha, metric) for k in sorted(runs["k"].unique())]
     table = pd.concat([per_dataset, *across], ignore_index=True)
     return table.reindex(columns=list(PAIRWISE_COLUMNS))

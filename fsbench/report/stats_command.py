@@ -12,9 +12,11 @@ without them stability is skipped with a note. A dataset's number of features (w
 stability estimators need) comes from the dataset registry, or for a user's data file from
 reading it at the path its config.yaml records (skipped with a note when it cannot be read).
 
-``metric`` (:data:`fsbench.evaluation.metrics.METRICS`, default accuracy) is the score ranked, tested and
-plotted; a metric other than accuracy needs every folder's per-class counts (a folder written
-before fsbench recorded them is refused in one sentence).
+``metric`` (:data:`fsbench.evaluation.metrics.ALL_METRICS`, default accuracy) is the score ranked, tested and
+plotted; a classification metric other than accuracy needs every folder's per-class counts (a
+folder written before fsbench recorded them is refused in one sentence). A selection metric
+(relevant recall or precision, probe rate) compares the datasets that have it, and leaves out the
+rows of the others with a note; results none of whose rows have it are refused.
 """
 
 from __future__ import annotations
@@ -29,7 +31,15 @@ import pandas as pd
 import yaml
 
 from fsbench.errors import FsbenchError
-from fsbench.evaluation.metrics import check_metric, check_metric_name
+from fsbench.evaluation.metrics import (
+    check_metric,
+    check_metric_name,
+    datasets_without_metric,
+    is_selection_metric,
+    metric_label,
+    missing_reason,
+    rows_without_selection,
+)
 from fsbench.report import statistics as S
 from fsbench.report.tables import FORMATS, one_classifier
 from fsbench.stats import ROPE
@@ -108,7 +118,9 @@ def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
 
 def load_inputs(folders: list[Path], classifier: str | None, *, metric: str = "accuracy") -> Inputs:
     """Every folder's runs (of ``classifier``), rankings, protocol and datasets' sizes; FsbenchError
-    when a folder lacks the per-class counts ``metric`` needs."""
+    when a folder lacks the per-class counts ``metric`` needs, or when no row of any folder has
+    the selection metric ``metric``. The rows without a selection metric are left out (with a
+    note naming the datasets left out entirely)."""
     from fsbench.storage.runs import load_runs
 
     if len({f.resolve() for f in folders}) < len(folders):
@@ -120,7 +132,8 @@ def load_inputs(folders: list[Path], classifier: str | None, *, metric: str = "a
             runs = one_classifier(runs, classifier, "the statistics compare the selectors under one")
         except FsbenchError as exc:
             raise FsbenchError(f"In {folder}: {str(exc)[0].lower()}{str(exc)[1:]}") from None
-        check_metric(runs, metric, source=str(folder))
+        if not is_selection_metric(metric):  # a selection metric: checked on every folder's rows together
+            check_metric(runs, metric, source=str(folder))
         loaded.append((folder, runs.drop(columns="classifier", errors="ignore"), read_rankings(folder, runs)))
     seen: dict[str, int] = {}
     for _, runs, _ in loaded:
@@ -151,6 +164,15 @@ def load_inputs(folders: list[Path], classifier: str | None, *, metric: str = "a
     runs = pd.concat(all_runs, ignore_index=True)
     runs["selector"] = runs["selector"].astype(str)
     rankings = pd.concat(all_rankings, ignore_index=True) if all_rankings else None
+    if is_selection_metric(metric):
+        check_metric(runs, metric, source=", ".join(str(f) for f in folders))
+        lacking = datasets_without_metric(runs, metric)
+        if lacking:
+            notes.append(f"{', '.join(lacking)} left out: no {metric_label(metric, percent=False)} (the dataset "
+                         f"{missing_reason(metric)})")
+        runs = runs[~rows_without_selection(runs, metric)].reset_index(drop=True)
+        if rankings is not None:
+            rankings = rankings[~rankings["dataset"].astype(str).isin(lacking)]
     if rankings is not None:
         rankings["selector"] = rankings["selector"].astype(str)
     return Inputs(runs, rankings, protocols, n_features, notes)
@@ -251,7 +273,8 @@ def run_stats(folders: list[Path], *, k: int | str | None = None, classifier: st
         stability = S.stability_table(rankings, S.ks_by_dataset(runs), inputs.n_features)
     cost = S.cost_table(runs)
     points = S.pareto_points(S.common_splits(runs[runs["k"] == at_k])[0], at_k, metric=metric)
-    summary_table = selector_summary(selectors, friedman, points, stability, cost, pairwise, at_k, baseline)
+    summary_table = selector_summary(selectors, friedman, points, stability, cost, pairwise, at_k, baseline,
+                                     metric=metric)
     summary = format_summary(summary_table, friedman, pairwise, k_table, at_k, fmt, baseline, classifier, alpha,
                              metric=metric)
     at = f"k = {k_table}" if k_table is not None else "every k (descriptive)"
@@ -279,7 +302,6 @@ def _write(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stabil
 def _write_files(out: Path, friedman: S.FriedmanTables, pairwise: pd.DataFrame, stability: pd.DataFrame | None,
                  cost: pd.DataFrame, points: pd.DataFrame, selectors: list[str], alpha: float,
                  classifier: str | None, runs: pd.DataFrame, at: str, metric: str = "accuracy") -> list[Path]:
-    from fsbench.evaluation.metrics import metric_label
     from fsbench.report.plots import spread_captions
     from fsbench.report.stats_figures import cd_figure, pareto_figure, stability_figure
     from fsbench.storage.atomic import atomic_write_text

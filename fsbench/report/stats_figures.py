@@ -27,8 +27,10 @@ MIN_SECONDS = 1e-4
 def cd_figure(tables: FriedmanTables, out_stem: str | Path, alpha: float = 0.05,
               title: str | None = None) -> list[Path]:
     """``<out_stem>.png`` and ``.pdf``: the Nemenyi critical-difference diagram of
-    ``tables.scores`` (:func:`fsbench.report.cd_diagram.plot_cd_diagram`)."""
-    return write_cd_diagram(tables.scores, out_stem, alpha=alpha, block_name=tables.block_name, title=title)
+    ``tables.scores`` (:func:`fsbench.report.cd_diagram.plot_cd_diagram`), ranked in the scores'
+    direction (``tables.higher_is_better``)."""
+    return write_cd_diagram(tables.scores, out_stem, alpha=alpha, block_name=tables.block_name, title=title,
+                            higher_is_better=tables.higher_is_better)
 
 
 def stability_figure(stability: pd.DataFrame, out_stem: str | Path, selectors: Sequence[str] | None = None,
@@ -64,9 +66,12 @@ def stability_figure(stability: pd.DataFrame, out_stem: str | Path, selectors: S
     return save_figure(fig, out_stem)
 
 
-def pareto_front(seconds: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
+def pareto_front(seconds: np.ndarray, accuracy: np.ndarray, *, higher_is_better: bool = True) -> np.ndarray:
     """Indices of the points no other point beats on both axes (faster or as fast, and at least
-    as accurate, one of them strictly), by increasing time."""
+    as accurate, one of them strictly), by increasing time; with ``higher_is_better`` False a
+    lower score is the better one (probe rate)."""
+    if not higher_is_better:
+        accuracy = -np.asarray(accuracy, dtype=float)
     order = np.lexsort((-accuracy, seconds))
     front, best = [], -np.inf
     for i in order:
@@ -81,10 +86,12 @@ def pareto_figure(points: pd.DataFrame, out_stem: str | Path, selectors: Sequenc
     """Accuracy at k against median selector fit time (log scale): a panel per dataset, a point
     per selector, its label beside it, and the Pareto front (no selector both faster and more
     accurate) as a grey step line. ``points``: :func:`fsbench.report.statistics.pareto_points`;
-    ``metric``: what its ``accuracy`` column holds, named on the y-axis."""
-    from fsbench.evaluation.metrics import metric_label
+    ``metric``: what its ``accuracy`` column holds, named on the y-axis (for a metric where lower
+    is better, the front holds the selectors no other is both faster and lower than)."""
+    from fsbench.evaluation.metrics import higher_is_better, is_selection_metric, metric_label, metric_unit
 
-    name, unit = metric_label(metric, percent=False), "x 100" if metric in ("kappa", "mcc") else "%"
+    name, unit = metric_label(metric, percent=False), metric_unit(metric)
+    better_high = higher_is_better(metric)
     selectors = list(selectors) if selectors is not None else [str(s) for s in dict.fromkeys(points["selector"])]
     styles = line_styles(selectors)
     datasets = [str(d) for d in dict.fromkeys(points["dataset"])]
@@ -94,7 +101,7 @@ def pareto_figure(points: pd.DataFrame, out_stem: str | Path, selectors: Sequenc
         d = points[points["dataset"] == dataset].reset_index(drop=True)
         seconds = np.maximum(d["fit_seconds_median"].to_numpy(dtype=float), MIN_SECONDS)
         accuracy = 100 * d["accuracy"].to_numpy(dtype=float)
-        front = pareto_front(seconds, accuracy)
+        front = pareto_front(seconds, accuracy, higher_is_better=better_high)
         ax.step(seconds[front], accuracy[front], where="post", color="0.55", linewidth=1.0, zorder=1)
         texts = []
         for i, selector in enumerate(d["selector"].astype(str)):
@@ -112,8 +119,11 @@ def pareto_figure(points: pd.DataFrame, out_stem: str | Path, selectors: Sequenc
         ax.grid(alpha=0.3, which="both")
     figure_legend(fig, *legend_entries(list(axes.flat)[: len(datasets)]))
     over = f" over {n_splits}" if n_splits else ""
-    caption = (f"Mean test {name}{over} against the median time of the selector's final fit (a tuned "
-               "selector's grid search is not included: see task_seconds in cost.csv); grey: the Pareto front.")
+    what = name if is_selection_metric(metric) else f"test {name}"
+    lower = "" if better_high else f" (lower {name} is better)"
+    caption = (f"Mean {what}{over} against the median time of the selector's final fit (a tuned "
+               f"selector's grid search is not included: see task_seconds in cost.csv); grey: the Pareto "
+               f"front{lower}.")
     _heading(fig, title, caption)
     fig.canvas.draw()  # the layout, so that labels are placed where they will be drawn
     for ax, texts in labels:

@@ -1,7 +1,8 @@
 """The summary ``fsbench stats`` prints: one row per selector, then the Friedman test and the
 across-datasets comparisons, as markdown, csv or latex. Pure: tables in, text out.
 
-Per selector (best average rank first; by accuracy without ranks):
+Per selector (best average rank first; by accuracy without ranks, the lowest first for a metric
+where lower is better, :func:`fsbench.evaluation.metrics.higher_is_better`):
 
 - ``average_rank``: its Friedman average rank (1 = best), empty when it was left out;
 - ``accuracy``: mean over datasets of its mean test accuracy (%) at k (or of the metric
@@ -10,7 +11,8 @@ Per selector (best average rank first; by accuracy without ranks):
 - ``fit_seconds``: median over datasets of its median selector fit time;
 - ``wins``, ``losses``: over the (dataset, other selector) pairs at k, how often the corrected
   resampled t-test finds it significantly more (less) accurate at alpha (with a baseline, only
-  the pairs with the baseline are tested).
+  the pairs with the baseline are tested); for a metric where lower is better, a win is a
+  significantly lower value.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from fsbench.evaluation.metrics import metric_label
+from fsbench.evaluation.metrics import higher_is_better, metric_label
 from fsbench.report.statistics import FriedmanTables
 
 SUMMARY_COLUMNS = ("selector", "average_rank", "accuracy", "stability", "fit_seconds", "wins", "losses")
@@ -30,8 +32,10 @@ HEADERS = {"selector": "selector", "average_rank": "average rank", "accuracy": "
 
 def selector_summary(selectors: Sequence[str], friedman: FriedmanTables, points: pd.DataFrame,
                      stability: pd.DataFrame | None, cost: pd.DataFrame, pairwise: pd.DataFrame, k: int,
-                     baseline: str | None = None) -> pd.DataFrame:
-    """One row per selector (columns :data:`SUMMARY_COLUMNS`, see the module docstring)."""
+                     baseline: str | None = None, *, metric: str = "accuracy") -> pd.DataFrame:
+    """One row per selector (columns :data:`SUMMARY_COLUMNS`, see the module docstring); ``metric``:
+    what the ``accuracy`` column and the tests hold, which sets the direction of wins and order."""
+    better_high = higher_is_better(metric)
     table = pd.DataFrame({"selector": list(selectors)}).set_index("selector")
     if friedman.ranks is not None:
         table["average_rank"] = friedman.ranks.set_index("selector")["average_rank"]
@@ -40,17 +44,18 @@ def selector_summary(selectors: Sequence[str], friedman: FriedmanTables, points:
         table["stability"] = stability[stability["k"] == k].groupby("selector")["nogueira"].mean()
     table["fit_seconds"] = cost.groupby("selector")["fit_seconds_median"].median()
     rows = pairwise[(pairwise["scope"] == "dataset") & (pairwise["k"] == k) & pairwise["significant"].astype(bool)]
-    a_wins = rows[rows["mean_diff"] > 0]
-    b_wins = rows[rows["mean_diff"] < 0]
+    a_wins = rows[rows["mean_diff"] > 0] if better_high else rows[rows["mean_diff"] < 0]
+    b_wins = rows[rows["mean_diff"] < 0] if better_high else rows[rows["mean_diff"] > 0]
     wins = pd.concat([a_wins["selector_a"], b_wins["selector_b"]]).value_counts()
     losses = pd.concat([a_wins["selector_b"], b_wins["selector_a"]]).value_counts()
     table["wins"] = wins.reindex(table.index).fillna(0).astype(int)
     table["losses"] = losses.reindex(table.index).fillna(0).astype(int)
     table = table.reindex(columns=list(SUMMARY_COLUMNS[1:])).reset_index()
     if friedman.ranks is not None:
-        table = table.sort_values(["average_rank", "accuracy"], ascending=[True, False], na_position="last")
+        table = table.sort_values(["average_rank", "accuracy"], ascending=[True, not better_high],
+                                  na_position="last")
     else:
-        table = table.sort_values("accuracy", ascending=False, kind="stable")
+        table = table.sort_values("accuracy", ascending=not better_high, kind="stable")
     return table.reset_index(drop=True)
 
 
@@ -99,8 +104,9 @@ def format_summary(table: pd.DataFrame, friedman: FriedmanTables, pairwise: pd.D
         return table.rename(columns={"accuracy": metric}).to_csv(index=False, float_format="%.6g")
     of = f", classifier {classifier}" if classifier else ""
     vs = f" against {baseline}" if baseline else ""
-    caption = (f"Selectors at k = {k}{of}: average rank (1 = best), mean {metric_label(metric, percent=False)} over "
-               "datasets, mean stability "
+    lower = "" if higher_is_better(metric) else " (lower is better)"
+    caption = (f"Selectors at k = {k}{of}: average rank (1 = best), mean {metric_label(metric, percent=False)}"
+               f"{lower} over datasets, mean stability "
                f"(Nogueira), median fit time, and wins / losses{vs} on datasets (corrected resampled t-test, "
                f"alpha = {alpha:g}).")
     table = table[[c for c in table.columns if table[c].notna().any()]]

@@ -4,9 +4,13 @@ Accuracy of one repetition is pooled over its folds (correct / tested): for a ho
 protocol that is the trial's test accuracy, for k-fold the cross-validated accuracy. The
 table gives the mean and the standard deviation (ddof = 1) over repetitions, in percent.
 
-Other metrics (``metric``: :data:`fsbench.evaluation.metrics.METRICS`) are pooled the same way: the
+Other metrics (``metric``: :data:`fsbench.evaluation.metrics.ALL_METRICS`) are pooled the same way: the
 per-class counts of a repetition's folds are summed first and the metric is computed from the
-sums (:func:`fsbench.evaluation.metrics.pooled_metric`); kappa and MCC are shown x 100. A cell whose rows
+sums (:func:`fsbench.evaluation.metrics.pooled_metric`); kappa and MCC are shown x 100. The selection
+metrics (relevant recall and precision, probe rate) pool their counts the same way; a dataset
+without them (no known relevant features or probes) has empty cells. The best of a row is the
+highest value, or the lowest for a metric where lower is better
+(:func:`fsbench.evaluation.metrics.higher_is_better`: probe rate). A cell whose rows
 include a classifier fit that did not converge (``diag_classifier_unconverged`` > 0) is marked
 with a trailing ``†`` and a footnote (csv: an ``n_unconverged`` column); results without that
 column mark nothing.
@@ -25,7 +29,14 @@ from __future__ import annotations
 import pandas as pd
 
 from fsbench.errors import FsbenchError
-from fsbench.evaluation.metrics import check_metric_name, metric_label, pooled_metric, unconverged
+from fsbench.evaluation.metrics import (
+    check_metric_name,
+    higher_is_better,
+    is_selection_metric,
+    metric_label,
+    pooled_metric,
+    unconverged,
+)
 
 FORMATS = ("markdown", "csv", "latex")
 #: the column naming each row's classifier (absent from results of one classifier written before)
@@ -204,10 +215,22 @@ def format_table(runs: pd.DataFrame, k: int | None = None, fmt: str = "markdown"
     blocks = [_format_wide(select_classifier(runs, c), k, fmt, c, several=True, failed=failed, metric=metric)
               for c in known]
     if fmt == "markdown":
-        caption = (f"Test {metric_label(metric)} with the top {k} features, mean ± std over repetitions, one "
-                   "table per classifier; best per row in bold.")
+        caption = (f"{metric_subject(metric)} with the top {k} features, mean ± std over repetitions, one "
+                   f"table per classifier; {best_in_bold(metric)}.")
         return caption + "\n\n" + "\n".join(blocks)
     return "\n".join(blocks)
+
+
+def metric_subject(metric: str) -> str:
+    """What a table shows, for its caption: ``"Test accuracy (%)"``, ``"Relevant recall (%)"`` (a
+    selection metric is no test score)."""
+    label = metric_label(metric)
+    return label[0].upper() + label[1:] if is_selection_metric(metric) else f"Test {label}"
+
+
+def best_in_bold(metric: str) -> str:
+    """The caption's words for the marked cells: which value of ``metric`` is the best."""
+    return "best per row in bold" if higher_is_better(metric) else "best (lowest) per row in bold"
 
 
 def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | None, several: bool,
@@ -224,7 +247,7 @@ def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | 
     means, stds, counts = (t.reindex(index=datasets, columns=selectors) for t in (means, stds, counts))
     for dataset, selector in failed:
         means.at[dataset, selector] = float("nan")
-    best = means.max(axis=1)
+    best = means.max(axis=1) if higher_is_better(metric) else means.min(axis=1)
     header = ["dataset", *means.columns]
     lines = []
     marked = False
@@ -243,8 +266,8 @@ def _format_wide(runs: pd.DataFrame, k: int | None, fmt: str, classifier: str | 
             cells.append(text)
         lines.append(cells)
     of = f" of classifier {classifier}" if classifier is not None else ""
-    caption = (f"Test {metric_label(metric)}{of} with the top {k} features, mean ± std over repetitions; best per "
-               "row in bold.")
+    caption = (f"{metric_subject(metric)}{of} with the top {k} features, mean ± std over repetitions; "
+               f"{best_in_bold(metric)}.")
     if fmt == "markdown":
         out = [f"| {' | '.join(header)} |", "|" + "---|" * len(header)]
         out += [f"| {' | '.join(cells)} |" for cells in lines]
