@@ -1,11 +1,17 @@
 """Synthetic datasets with known relevant features, and probe columns, checked against independent
 computations.
 
-- classification and madelon: scikit-learn's ``make_classification`` itself (y equal, X within
-  1e-12 of each column's largest value: only the rounding of its BLAS products differs), and its
-  documented unshuffled column order (informative, redundant, repeated, noise), matched to the
-  generated columns by an assignment, for the relevant set; scipy's ANOVA F test for the noise;
-  for Madelon, the cluster blocks of the unshuffled output give the hypercube's vertices.
+- classification: scikit-learn's ``make_classification`` itself (y equal, X within 1e-12 of each
+  column's largest value: only the rounding of its BLAS products differs), and its documented
+  unshuffled column order (informative, redundant, repeated, noise), matched to the generated
+  columns by an assignment, for the relevant set; scipy's ANOVA F test for the noise.
+- madelon: ``make_classification`` with the Madelon settings, drawing after the stated first draw
+  (the vertex permutation), gives the same labels, flips, noise and shuffles, and informative
+  values that differ by a vertex difference (0 or +-2); its unshuffled output's blocks are the
+  clusters, so each generated cluster's vertex and class are read off the data: every vertex of
+  {-1, 1}^n once, exactly half per class, a labelling that differs between seeds and is no
+  single coordinate; a feature's sign correlates with y far less than under make_classification's
+  labelling (class = last coordinate); ANOVA on the noise.
 - xor: mutual information written out with ``collections.Counter`` and ``math.log2`` (exactly 0
   when the design is balanced), the parity written out, scipy's two-sample KS test.
 - probes: sorted values against the real columns, byte comparisons, sample moments.
@@ -148,49 +154,132 @@ def test_check_generator_defaults_are_make_classifications():
 
 
 # ----------------------------------------------------------------------------- madelon
-@pytest.mark.parametrize(("n_informative", "seed"), [(2, 0), (5, 1), (10, 2)])
-def test_madelon_equals_make_classification_with_its_settings(n_informative, seed):
-    params = dict(n_samples=600, n_features=60, n_informative=n_informative, seed=seed)
-    data = generate("madelon", params)
-    X, y = sklearn_classification(madelon_as_sklearn(**params))
-    np.testing.assert_array_equal(data.y, y)
-    assert_close_to(data.X, X)
-    assert_well_formed(data, 600, 60)
-    assert set(np.unique(data.y)) == {0, 1}
-    X0, _ = sklearn_classification(madelon_as_sklearn(**params), shuffle=False)
-    rows, cols = align(data.X, X0)
+def madelon_reference(n_samples: int, n_features: int, n_informative: int, seed: int, flip_y: float, *,
+                      shuffle: bool):
+    """make_classification with the Madelon settings, drawing from a RandomState(seed) that has
+    first made the draw the generator's docstring states (a permutation of the 2^n_informative
+    vertices): every draw after that one lines up with the generator's."""
+    generator = np.random.RandomState(seed)
+    generator.permutation(2**n_informative)
+    kw = madelon_as_sklearn(n_samples, n_features, n_informative, seed, flip_y)
+    del kw["seed"]
+    return make_classification(**kw, shuffle=shuffle, random_state=generator)
+
+
+def exact_alignment(X: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """rows, cols with X[rows][:, cols] == reference bit for bit, X being reference with its rows
+    and columns permuted: a row is known by its sorted values, then a column by its values."""
+    where = {np.sort(row).tobytes(): i for i, row in enumerate(X)}
+    rows = np.array([where[np.sort(row).tobytes()] for row in reference])
+    Xr = X[rows]
+    where = {np.ascontiguousarray(column).tobytes(): j for j, column in enumerate(Xr.T)}
+    cols = np.array([where[np.ascontiguousarray(column).tobytes()] for column in reference.T])
+    np.testing.assert_array_equal(Xr[:, cols], reference)
+    return rows, cols
+
+
+def madelon_vertices(n_samples: int, n_informative: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The vertex (a point of {-1, 1}^n_informative) and the class of each of the generated data's
+    clusters, flip_y = 0, recovered from the data with scikit-learn's unshuffled output: the
+    blocks of consecutive samples there are the clusters (make_classification's layout, its
+    vertex read off each block's mean), the generated informative values differ from its by one
+    constant per block, the move from its vertex to the generated one."""
+    n_features = n_informative + 7
+    data = generate("madelon", dict(n_samples=n_samples, n_features=n_features, n_informative=n_informative,
+                                    seed=seed, flip_y=0.0))
+    X_sk, y_sk = madelon_reference(n_samples, n_features, n_informative, seed, 0.0, shuffle=True)
+    X0, y0 = madelon_reference(n_samples, n_features, n_informative, seed, 0.0, shuffle=False)
+    np.testing.assert_array_equal(data.y, y_sk)
+    rows, cols = exact_alignment(X_sk, X0)  # same shuffle in both: the generated data's too
     np.testing.assert_array_equal(data.relevant, np.sort(cols[:n_informative]))
-
-
-def test_madelon_clusters_sit_on_every_vertex_of_the_hypercube():
-    n_informative, n_samples = 3, 2400
-    data = generate("madelon", dict(n_samples=n_samples, n_features=10, n_informative=n_informative, seed=4,
-                                    flip_y=0.0))
-    X0, _ = sklearn_classification(madelon_as_sklearn(n_samples, 10, n_informative, 4, 0.0), shuffle=False)
-    rows, cols = align(data.X, X0)
-    # unshuffled, make_classification lays out the 2^3 clusters as consecutive equal blocks
-    informative = data.X[rows][:, cols[:n_informative]]
+    ours, theirs = data.X[rows][:, cols[:n_informative]], X0[:, :n_informative]
     labels = data.y[rows]
-    blocks = np.split(np.arange(n_samples), 2**n_informative)
-    vertices = set()
-    for k, block in enumerate(blocks):
-        mean = informative[block].mean(axis=0)
-        vertex = np.sign(mean)
-        assert np.all(np.abs(mean - vertex) < 0.5), mean  # side 2: the vertices are the points of {-1, 1}^3
-        vertices.add(tuple(vertex))
-        assert np.all(labels[block] == labels[block[0]])  # a cluster is one class (no flips here)
-        assert labels[block[0]] == k % 2
-    assert vertices == set(itertools.product([-1.0, 1.0], repeat=n_informative))
-    assert np.count_nonzero(np.bincount(labels) == n_samples // 2) == 2
+    n_clusters = 2**n_informative
+    vertices, classes = [], []
+    for block in np.split(np.arange(n_samples), n_clusters):
+        mean = theirs[block].mean(axis=0)
+        their_vertex = np.sign(mean)
+        assert np.all(np.abs(mean - their_vertex) < 0.75), mean
+        move = ours[block] - theirs[block]
+        assert np.all(np.abs(move - move[0]) < 1e-9)  # one constant per cluster
+        vertex = their_vertex + np.round(move[0])
+        assert np.all(np.abs(move[0] - (vertex - their_vertex)) < 1e-9)
+        assert set(vertex.tolist()) <= {-1.0, 1.0}, vertex
+        # the generated cluster is centred on its vertex (side 2, within-cluster sd about 1.3)
+        assert np.all(np.abs(ours[block].mean(axis=0) - vertex) < 0.75)
+        assert np.all(labels[block] == labels[block[0]])  # a cluster is one class (no flips)
+        vertices.append(vertex)
+        classes.append(labels[block[0]])
+    return np.array(vertices), np.array(classes)
+
+
+@pytest.mark.parametrize(("n_informative", "seed"), [(2, 0), (5, 1), (10, 2)])
+def test_madelon_is_make_classification_but_for_its_vertices(n_informative, seed):
+    n_samples, n_features = 600, 60
+    data = generate("madelon", dict(n_samples=n_samples, n_features=n_features, n_informative=n_informative,
+                                    seed=seed))
+    assert_well_formed(data, n_samples, n_features)
+    X_sk, y_sk = madelon_reference(n_samples, n_features, n_informative, seed, 0.01, shuffle=True)
+    X0, _ = madelon_reference(n_samples, n_features, n_informative, seed, 0.01, shuffle=False)
+    # labels, flips, noise and shuffles are scikit-learn's (its cluster k is class k % 2 too)
+    np.testing.assert_array_equal(data.y, y_sk)
+    rows, cols = exact_alignment(X_sk, X0)
+    np.testing.assert_array_equal(data.relevant, np.sort(cols[:n_informative]))
+    noise = np.setdiff1d(np.arange(n_features), data.relevant)
+    assert_close_to(data.X[:, noise], X_sk[:, noise])
+    # an informative value moves by the difference of two vertices of {-1, 1}^n: 0 or +-2
+    move = data.X[:, data.relevant] - X_sk[:, data.relevant]
+    assert np.all(np.min(np.abs(move[:, :, None] - np.array([-2.0, 0.0, 2.0])), axis=2) < 1e-9)
+    assert np.any(np.abs(move) > 1)  # and some do move: the vertices are not in scikit-learn's order
+
+
+@pytest.mark.parametrize(("n_informative", "n_samples"), [(3, 2400), (5, 3200)])
+def test_madelon_labels_every_vertex_at_random_half_to_each_class(n_informative, n_samples):
+    labellings = set()
+    largest = []
+    for seed in range(5):
+        vertices, classes = madelon_vertices(n_samples, n_informative, seed)
+        # every vertex of the hypercube carries one cluster
+        assert {tuple(v) for v in vertices.tolist()} == set(itertools.product([-1.0, 1.0], repeat=n_informative))
+        # exactly half of them to each class
+        assert np.count_nonzero(classes == 1) == np.count_nonzero(classes == 0) == 2 ** (n_informative - 1)
+        labellings.add(frozenset(tuple(v) for v in vertices[classes == 1].tolist()))
+        # correlation 1 between the class and a vertex coordinate: the class is that coordinate, as
+        # in make_classification. A random balanced labelling is one coordinate with probability
+        # 2n / C(2^n, 2^(n-1)): 6/70 for n = 3, 2e-8 for n = 5, so only n = 5 must avoid it every time
+        correlation = [abs(np.corrcoef(classes, vertices[:, j])[0, 1]) for j in range(n_informative)]
+        if n_informative >= 5:
+            assert max(correlation) < 1.0 - 1e-9
+        largest.append(max(correlation))
+    assert len(labellings) == 5  # each seed labels the vertices its own way
+    assert np.mean(largest) < 0.8
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_madelon_univariate_filter_finds_one_informative_feature_only(seed):
-    # make_classification puts cluster k in class k % 2: the last hypercube coordinate is the class
-    data = generate("madelon", dict(n_samples=2000, n_features=50, n_informative=5, seed=seed))
-    p = f_oneway(data.X[data.y == 0], data.X[data.y == 1]).pvalue[data.relevant]
-    assert np.count_nonzero(p < 1e-10) == 1
-    assert np.sort(p)[1] > 0.01
+def test_madelon_class_is_carried_jointly_not_by_one_feature(seed):
+    # The sign of an informative feature agrees with its cluster's vertex about 78% of the time
+    # (within-cluster sd about 1.3), so when the class is one vertex coordinate, as in
+    # make_classification with these settings, that feature's sign correlates with y at about
+    # 0.56; with random vertex labels every one stays far below.
+    n_samples, n_features, n_informative = 2000, 50, 5
+    data = generate("madelon", dict(n_samples=n_samples, n_features=n_features, n_informative=n_informative,
+                                    seed=seed))
+    ours = max(abs(np.corrcoef(data.y, data.X[:, j] > 0)[0, 1]) for j in data.relevant)
+    X0, y0 = sklearn_classification(madelon_as_sklearn(n_samples, n_features, n_informative, seed), shuffle=False)
+    theirs = max(abs(np.corrcoef(y0, X0[:, j] > 0)[0, 1]) for j in range(n_informative))
+    assert theirs > 0.5
+    assert ours < 0.35
+
+
+def test_madelon_noise_columns_are_independent_of_y():
+    data = generate("madelon", dict(n_samples=600, n_features=500, n_informative=5, seed=1))
+    p = f_oneway(data.X[data.y == 0], data.X[data.y == 1]).pvalue
+    noise = np.setdiff1d(np.arange(500), data.relevant)
+    assert len(noise) == 495 and len(data.relevant) == 5
+    # uniform p-values: mean 1/2 (sd of the mean 0.013), 5% below 0.05
+    assert 0.45 < p[noise].mean() < 0.55
+    assert (p[noise] < 0.05).mean() < 0.08
+    assert not np.array_equal(data.relevant, np.arange(5))
 
 
 # ----------------------------------------------------------------------------- xor

@@ -11,13 +11,32 @@ each returning a :class:`GeneratedData` whose ``relevant`` lists the columns tha
   ``X_inf @ B``, are sums over the informative features in a fixed order
   (:func:`fsbench.fixed_order.linear_kernel`). Equal to scikit-learn's output up to the rounding
   of those products, so a seed names the same problem in both.
-- ``madelon``: Guyon's Madelon construction as that generator: two classes, clusters on all
-  2^n_informative vertices of a hypercube with sides of length 2, no redundant or repeated
-  features. scikit-learn assigns cluster k (the k-th vertex, in binary) to class k % 2, so the
-  class is the last hypercube coordinate: that one informative feature separates the classes by
-  itself, while the other n_informative - 1 have the same mean in both classes; a univariate filter
-  finds the one and misses the others (shown by tests/test_synthetic.py). Guyon's Madelon labelled
-  the vertices at random instead.
+- ``madelon``: Guyon's Madelon (Guyon 2003, the MADELON set of the NIPS 2003 challenge): two
+  classes, one Gaussian cluster on each of the 2^n_informative vertices of a hypercube with sides
+  of length 2 (the points of {-1, 1}^n_informative), the vertices labelled at random, exactly half
+  to each class, so the class is carried jointly by the informative features (XOR-like): the
+  mean of an informative feature over the class-1 cluster centres minus that over the class-0
+  ones is (m - 2^(n_informative-2)) / 2^(n_informative-3), m the number of class-1 vertices where
+  the feature is +1, small unless the random labelling splits that feature's vertices unevenly
+  (it would be 2 were the class one coordinate).
+  Otherwise it is the ``classification`` generator with n_redundant = n_repeated = 0,
+  n_classes = 2, n_clusters_per_class = 2^(n_informative-1), class_sep = 1, hypercube = True,
+  shift = 0, scale = 1: each cluster's standard normal points multiplied by its random matrix
+  (fixed-order sums), flip_y (default 0.01) of the labels redrawn at random, the remaining
+  features standard normal noise, samples and features shuffled; relevant = the n_informative
+  informative columns. Draw order, from ``RandomState(seed)``: first ``permutation(2^n_informative)``,
+  ``order``; cluster k (the k-th block of samples before the shuffle, class k % 2, the block
+  sizes of make_classification) sits on the vertex whose coordinates are 2b - 1 for the binary
+  digits b of ``order[k]``, most significant first, so that a vertex's class is the parity of its
+  position in ``order``: a uniformly random balanced labelling. Then exactly make_classification's
+  draws, in its order (its hypercube of all 2^n_informative vertices draws nothing).
+  How it differs: from ``make_classification`` with these settings only in the vertices' order
+  (scikit-learn takes them in binary order, so cluster k, class k % 2, makes the class the last
+  hypercube coordinate: one informative feature separates the classes by itself); from the
+  original Madelon (500 features: 5 informative, 15 linear combinations of them, 480 probes) in
+  having no linear combinations: the original counted them among its 20 relevant features, here
+  there are none, so the relevant set is exactly the n_informative informative features.
+  With n_informative = 2, four of the six balanced labellings of the square are one coordinate.
 - ``xor``: y is the parity of the signs of ``n_relevant`` features in a balanced design, so each
   relevant feature alone (any proper subset of them) carries no information about y, and every
   feature has the same marginal distribution: no univariate statistic can tell relevant from noise.
@@ -232,10 +251,10 @@ def generate(kind: str, params: Mapping[str, object]) -> GeneratedData:
         data = _classification(n_samples=p["n_samples"], n_features=p["n_features"], n_informative=n,
                                n_redundant=0, n_repeated=0, n_classes=2, n_clusters_per_class=2 ** (n - 1),
                                flip_y=p["flip_y"], class_sep=1.0, hypercube=True, shift=0.0, scale=1.0,
-                               seed=p["seed"])
+                               seed=p["seed"], random_vertex_order=True)
         description = (f"Madelon (Guyon 2003): {n} informative features, clusters on the {2**n} vertices of a "
-                       f"{n}-cube ({2 ** (n - 1)} per class), {p['n_features'] - n} noise features; 2 classes, "
-                       f"flip_y {p['flip_y']}, {p['n_samples']} samples")
+                       f"{n}-cube labelled at random ({2 ** (n - 1)} per class), {p['n_features'] - n} noise "
+                       f"features; 2 classes, flip_y {p['flip_y']}, {p['n_samples']} samples")
         return GeneratedData(data.X, data.y, data.relevant, description)
     return _classification(**p)
 
@@ -278,7 +297,10 @@ def _hypercube(n_vertices: int, dimensions: int, rng: np.random.RandomState) -> 
 
 def _classification(*, n_samples: int, n_features: int, n_informative: int, n_redundant: int, n_repeated: int,
                     n_classes: int, n_clusters_per_class: int, flip_y: float, class_sep: float, hypercube: bool,
-                    shift: float | None, scale: float | None, seed: int) -> GeneratedData:
+                    shift: float | None, scale: float | None, seed: int,
+                    random_vertex_order: bool = False) -> GeneratedData:
+    """make_classification, draw for draw; with ``random_vertex_order`` (Madelon: every vertex a
+    cluster) the vertices are first put in the order of a random permutation."""
     # The statements follow make_classification's, in its order, so the draws line up.
     generator = np.random.RandomState(seed)
     n_random = n_features - n_informative - n_redundant - n_repeated
@@ -290,7 +312,14 @@ def _classification(*, n_samples: int, n_features: int, n_informative: int, n_re
 
     X = np.zeros((n_samples, n_features))
     y = np.zeros(n_samples, dtype=np.int64)
-    centroids = _hypercube(n_clusters, n_informative, generator).astype(float)
+    if random_vertex_order:
+        if n_clusters != 2**n_informative:
+            raise ValueError("a random vertex order needs a cluster on every vertex")
+        order = generator.permutation(n_clusters).astype(np.int64)
+        shifts = np.arange(n_informative - 1, -1, -1, dtype=np.int64)
+        centroids = ((order[:, None] >> shifts[None, :]) & 1).astype(float)
+    else:
+        centroids = _hypercube(n_clusters, n_informative, generator).astype(float)
     centroids *= 2 * class_sep
     centroids -= class_sep
     if not hypercube:
