@@ -5,7 +5,8 @@ criterion of every candidate at every step, from empirical joint distributions c
 ``collections.Counter`` and ``math.log2``, the argmax taken with the stated tie rule (values within
 1e-9 are ties: the more relevant candidate, then the lower index). The peers scikit-feature 1.2.1
 and ITMO_FS 0.3.3 are checked where they compute the definition and shown to deviate where they do
-not. The engine's mRMR entry point is compared bit for bit with ``fsbench.selectors.mrmr.MRMR``.
+not. ``mrmr``, which runs on the engine, is compared bit for bit with the loop that computed fsbench's
+committed mRMR rows (fsbench.selectors.mrmr up to commit 228e876), copied here as the reference.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import pytest
 from scipy.stats import rankdata
 
 from fsbench.selectors import make_selector
-from fsbench.selectors._discretize import discretize
+from fsbench.selectors._discretize import contingency, discretize, mutual_info_from_joint
 from fsbench.selectors._it_engine import MAX_STATES, feature_states, mrmr_fit, select_states
 from fsbench.selectors._it_engine import mrmr_order as engine_mrmr_order
 from fsbench.selectors.mrmr import MRMR
-from fsbench.selectors.mrmr import mrmr_order as mrmr_module_order
+
+discretize_features = discretize  # former_mrmr_fit's parameter `discretize` shadows the function
 
 NAMES = ["mim", "mifs", "cife", "jmi", "jmim", "cmim", "icap", "disr"]
 TIE = 1e-9
@@ -497,17 +499,68 @@ MRMR_SETTINGS = [
 ]
 
 
+def former_mrmr_order(codes, n_states, relevance, n_select, criterion="mid", miq_eps=1e-4):
+    """mRMR's incremental search as fsbench.selectors.mrmr computed it before it moved onto the
+    engine (commit 228e876), verbatim: the committed mRMR rows were computed with it."""
+    n, p = codes.shape
+    s2 = n_states * n_states
+    order = np.lexsort((np.arange(p), -relevance))
+    cand = np.ascontiguousarray(codes[:, order])
+    rel = relevance[order]
+    base = cand + np.arange(p) * s2
+    xlogx = np.zeros(n + 1)
+    xlogx[1:] = np.arange(1, n + 1) * np.log2(np.arange(1, n + 1))
+    marg = np.bincount((cand + np.arange(p) * n_states).ravel(), minlength=p * n_states)
+    h_cand = np.log2(n) - xlogx[marg].reshape(p, n_states).sum(axis=1) / n
+    chosen = [0]
+    crit_values = [rel[0]]
+    taken = np.zeros(p, dtype=bool)
+    taken[0] = True
+    redundancy = np.zeros(p)
+    for m in range(1, n_select):
+        last = chosen[-1]
+        joint = np.bincount((base + (cand[:, last] * n_states)[:, None]).ravel(), minlength=p * s2)
+        h_joint = np.log2(n) - xlogx[joint].reshape(p, s2).sum(axis=1) / n
+        redundancy += np.maximum(h_cand[last] + h_cand - h_joint, 0.0)
+        mean_red = redundancy / m
+        crit = rel - mean_red if criterion == "mid" else rel / (mean_red + miq_eps)
+        crit[taken] = -np.inf
+        j = int(np.argmax(crit))
+        chosen.append(j)
+        crit_values.append(crit[j])
+        taken[j] = True
+    return order[np.array(chosen)], np.array(crit_values)
+
+
+def former_mrmr_fit(X, y_coded, n_classes, *, n_features_to_select=4, criterion="mid", n_ranked=100,
+                    discretize="mean_std", std_factor=1.0, n_bins=3, pool_size=None, miq_eps=1e-4):
+    """The former ``MRMR._fit``, verbatim: (ranking, relevance, criterion of each pick, number of picks)."""
+    d = X.shape[1]
+    codes, n_states = discretize_features(X, discretize, std_factor, n_bins)
+    relevance = mutual_info_from_joint(contingency(codes, n_states, y_coded, n_classes))
+    by_relevance = np.lexsort((np.arange(d), -relevance))
+    pool = by_relevance[: min(pool_size or d, d)]
+    n_select = min(max(int(n_features_to_select), n_ranked), pool.size)
+    picks, crit = former_mrmr_order(codes[:, pool], n_states, relevance[pool], n_select, criterion, miq_eps)
+    picks = pool[picks]
+    rest = by_relevance[~np.isin(by_relevance, picks)]
+    return np.concatenate([picks, rest]), relevance, crit, n_select
+
+
 def _same_as_mrmr(X, y, params):
-    ref = MRMR(**{"n_features_to_select": 4, **params}).fit(X, y)
+    params = {"n_features_to_select": 4, **params}
+    got = MRMR(**params).fit(X, y)
     classes, y_coded = np.unique(y, return_inverse=True)
-    got = mrmr_fit(X.astype(float), y_coded, classes.size, **{"n_features_to_select": 4, **params})
-    assert np.array_equal(got.ranking, ref.ranking_), params
-    assert got.criterion.tobytes() == ref.criterion_.tobytes(), params
-    assert got.relevance.tobytes() == ref.relevance_.tobytes(), params
-    assert got.n_incremental == ref.diagnostics_["mrmr_n_incremental"]
+    ranking, relevance, crit, n_select = former_mrmr_fit(X.astype(float), y_coded, classes.size, **params)
+    assert np.array_equal(got.ranking_, ranking), params
+    assert got.criterion_.tobytes() == crit.tobytes(), params
+    assert got.relevance_.tobytes() == relevance.tobytes(), params
+    assert got.diagnostics_["mrmr_n_incremental"] == n_select
+    direct = mrmr_fit(X.astype(float), y_coded, classes.size, **params)
+    assert np.array_equal(direct.ranking, ranking) and direct.criterion.tobytes() == crit.tobytes()
 
 
-def test_the_engine_reproduces_mrmr_bit_for_bit():
+def test_mrmr_on_the_engine_is_the_former_mrmr_bit_for_bit():
     for seed, X, y in _mrmr_problems():
         for params in MRMR_SETTINGS:
             _same_as_mrmr(X, y, params)
@@ -515,12 +568,12 @@ def test_the_engine_reproduces_mrmr_bit_for_bit():
         codes, n_states = discretize(X, "mean_std")
         rel = np.random.default_rng(seed).integers(0, 3, X.shape[1]) / 4.0   # tied relevances
         for crit in ("mid", "miq"):
-            a = mrmr_module_order(codes, n_states, rel, X.shape[1], crit, 1e-4)
+            a = former_mrmr_order(codes, n_states, rel, X.shape[1], crit, 1e-4)
             b = engine_mrmr_order(codes, n_states, rel, X.shape[1], crit, 1e-4)
             assert np.array_equal(a[0], b[0]) and a[1].tobytes() == b[1].tobytes(), seed
 
 
-def test_the_engine_reproduces_mrmr_on_glioma():
+def test_mrmr_on_the_engine_is_the_former_mrmr_on_glioma():
     from fsbench import load_dataset
     from fsbench.errors import DataError
 

@@ -37,8 +37,9 @@ most ``BLOCK`` cells and ``BLOCK`` sample-candidate codes, so memory stays bound
 
 ``greedy`` is the one search loop; a scorer gives it the comparison keys of every candidate at
 each step: ``ExactScorer`` for the criteria above, ``MrmrScorer`` for mRMR's MID and MIQ in the
-floating-point arithmetic of ``fsbench.selectors.mrmr`` (entropies summed in float from a float
-k log2 k table), so that ``MRMR._fit`` can call ``mrmr_fit`` and give the same output bit for bit.
+floating-point arithmetic in which mRMR's committed rows were computed (entropies summed in float
+from a float k log2 k table), so that ``MRMR._fit`` calls ``mrmr_fit`` and gives the output of the
+loop it replaced (fsbench.selectors.mrmr up to commit 228e876) bit for bit.
 """
 
 from __future__ import annotations
@@ -441,8 +442,8 @@ def select_states(codes: np.ndarray, states: np.ndarray, y: np.ndarray, n_classe
 # ----------------------------------------------------------------------------- mRMR (float arithmetic)
 class MrmrScorer:
     """mRMR's MID / MIQ on candidates ordered by (relevance decreasing, index increasing), in the
-    floating-point arithmetic of ``fsbench.selectors.mrmr.mrmr_order`` (same cells, same order of
-    summation, same operations), so that the first maximum breaks ties as it does."""
+    floating-point arithmetic of the loop mRMR ran on before (same cells, same order of summation,
+    same operations), so that the first maximum breaks ties as it does."""
 
     def __init__(self, codes: np.ndarray, n_states: int, rel: np.ndarray, criterion: str, miq_eps: float):
         n, p = codes.shape
@@ -480,7 +481,7 @@ def mrmr_order(codes: np.ndarray, n_states: int, relevance: np.ndarray, n_select
 
     Step m maximizes I(x_j; c) - R_j (MID) or I(x_j; c) / (R_j + miq_eps) (MIQ) with R_j the mean
     of I(x_j; x_i) over the m picks so far; exact ties go to the more relevant candidate, then
-    the lower index. Same arguments and output, bit for bit, as ``fsbench.selectors.mrmr.mrmr_order``.
+    the lower index. Same arguments and output, bit for bit, as mRMR's former loop (tests/test_infotheory.py).
     """
     p = codes.shape[1]
     order = np.lexsort((np.arange(p), -relevance))

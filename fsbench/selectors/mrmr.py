@@ -6,59 +6,11 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from fsbench.selectors import register
-from fsbench.selectors._discretize import (
-    DISCRETIZATION_CONSTRAINTS,
-    check_discretization_relations,
-    contingency,
-    discretize,
-    mutual_info_from_joint,
-)
+from fsbench.selectors._discretize import DISCRETIZATION_CONSTRAINTS, check_discretization_relations
+from fsbench.selectors._it_engine import mrmr_fit
 from fsbench.selectors.base import BaseSelector, count, real
 
 CRITERIA = ("mid", "miq")
-
-
-def mrmr_order(codes: np.ndarray, n_states: int, relevance: np.ndarray, n_select: int,
-               criterion: str = "mid", miq_eps: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
-    """Incremental mRMR on discretized features: the first ``n_select`` picks and their criterion.
-
-    ``codes`` (n, p) are the candidates' states (0..n_states-1) and ``relevance`` their
-    I(x_j; c) in bits. Step 1 picks the most relevant feature; step m picks the candidate
-    maximizing I(x_j; c) - R_j (MID) or I(x_j; c) / (R_j + miq_eps) (MIQ), with
-    R_j = 1/(m-1) sum_{i in S} I(x_j; x_i) over the m-1 features S chosen so far. Exact ties
-    go to the more relevant candidate, then to the lower index. Each step computes the mutual
-    information between the last chosen feature and every candidate at once, from the counts
-    of the combined codes (one ``bincount``), and adds it to a running redundancy sum.
-    """
-    n, p = codes.shape
-    s2 = n_states * n_states
-    # candidates in (relevance desc, index asc) order, so argmax's first maximum breaks ties
-    order = np.lexsort((np.arange(p), -relevance))
-    cand = np.ascontiguousarray(codes[:, order])
-    rel = relevance[order]
-    base = cand + np.arange(p) * s2          # joint cell of (last chosen, candidate) minus a * S
-    xlogx = np.zeros(n + 1)
-    xlogx[1:] = np.arange(1, n + 1) * np.log2(np.arange(1, n + 1))
-    marg = np.bincount((cand + np.arange(p) * n_states).ravel(), minlength=p * n_states)
-    h_cand = np.log2(n) - xlogx[marg].reshape(p, n_states).sum(axis=1) / n
-    chosen = [0]
-    crit_values = [rel[0]]
-    taken = np.zeros(p, dtype=bool)
-    taken[0] = True
-    redundancy = np.zeros(p)
-    for m in range(1, n_select):
-        last = chosen[-1]
-        joint = np.bincount((base + (cand[:, last] * n_states)[:, None]).ravel(), minlength=p * s2)
-        h_joint = np.log2(n) - xlogx[joint].reshape(p, s2).sum(axis=1) / n
-        redundancy += np.maximum(h_cand[last] + h_cand - h_joint, 0.0)
-        mean_red = redundancy / m
-        crit = rel - mean_red if criterion == "mid" else rel / (mean_red + miq_eps)
-        crit[taken] = -np.inf
-        j = int(np.argmax(crit))
-        chosen.append(j)
-        crit_values.append(crit[j])
-        taken[j] = True
-    return order[np.array(chosen)], np.array(crit_values)
 
 
 @register("mrmr")
@@ -75,7 +27,10 @@ class MRMR(BaseSelector):
     ``std_factor`` * std (the paper's rule, std_factor = 1); ``discretize="quantile"`` uses
     ``n_bins`` equal-frequency states instead (see ``fsbench.selectors._discretize``).
     The first feature is the most relevant one; exact ties go to the more relevant feature,
-    then to the lower index.
+    then to the lower index. The search runs on the information-theoretic engine
+    (``fsbench.selectors._it_engine.mrmr_fit``), whose scorer keeps mRMR's floating-point
+    criterion: each step counts the joint states of the last pick and every candidate at once (one
+    ``bincount``) and adds I(x_j; x_last) to a running redundancy sum.
 
     ``ranking_`` holds the first max(``n_features_to_select``, ``n_ranked``) features in the
     order mRMR picks them, then every other feature by decreasing relevance. ``pool_size``
@@ -114,21 +69,16 @@ class MRMR(BaseSelector):
             self._reject_unused("miq_eps", "criterion='miq'")
 
     def _fit(self, X, y, classes):
-        criterion, n_ranked, miq_eps = self.criterion, int(self.n_ranked), float(self.miq_eps)
-        pool_size = None if self.pool_size is None else int(self.pool_size)
+        fitted = mrmr_fit(X, y, classes.size, n_features_to_select=int(self.n_features_to_select),
+                          criterion=self.criterion, n_ranked=int(self.n_ranked), discretize=self.discretize,
+                          std_factor=self.std_factor, n_bins=self.n_bins,
+                          pool_size=None if self.pool_size is None else int(self.pool_size),
+                          miq_eps=float(self.miq_eps))
         d = X.shape[1]
-        codes, n_states = discretize(X, self.discretize, self.std_factor, self.n_bins)
-        relevance = mutual_info_from_joint(contingency(codes, n_states, y, classes.size))
-        by_relevance = np.lexsort((np.arange(d), -relevance))
-        pool = by_relevance[: min(pool_size or d, d)]
-        n_select = min(max(int(self.n_features_to_select), n_ranked), pool.size)
-        picks, crit = mrmr_order(codes[:, pool], n_states, relevance[pool], n_select, criterion, miq_eps)
-        picks = pool[picks]
-        rest = by_relevance[~np.isin(by_relevance, picks)]
-        self.ranking_ = np.concatenate([picks, rest])
-        self.relevance_ = relevance
-        self.criterion_ = crit
-        self.diagnostics_ = {"mrmr_n_incremental": int(n_select)}
+        self.ranking_ = fitted.ranking
+        self.relevance_ = fitted.relevance
+        self.criterion_ = fitted.criterion
+        self.diagnostics_ = {"mrmr_n_incremental": fitted.n_incremental}
         scores = np.empty(d)
         scores[self.ranking_] = np.arange(d, 0, -1, dtype=float)
         return scores
