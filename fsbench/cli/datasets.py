@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -40,13 +41,23 @@ def datasets_list(data_dir: Path | None) -> None:
               help="A data file's label column: name or position from 0 (default: the last).")
 @click.option("--x", "x", default=None, metavar="VAR", help="A .mat/.npz file's data variable.")
 @click.option("--y", "y", default=None, metavar="VAR", help="A .mat/.npz file's label variable.")
+@click.option("--config", "config", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Describe the dataset NAME of this config: generated data or probes with their known features.")
 def datasets_info(name: str, data_dir: Path | None, label: str | None, x: str | None,
-                  y: str | None) -> None:
+                  y: str | None, config: Path | None) -> None:
     """Everything the registry knows about dataset NAME (aliases accepted), or how fsbench
     reads the data file NAME (a path: an existing file, or one with a folder or a data file
     extension): its format, shape, label column, classes with their sizes, constant features
-    and sha256. --label, --x and --y are a config's label:, x: and y:.
+    and sha256. --label, --x and --y are a config's label:, x: and y:. With --config, NAME is a
+    dataset of that config: one with known relevant features (generate:, probes:, relevant:) is
+    built and described with its relevant set and probes.
     """
+    if config is not None:
+        if label is not None or x is not None or y is not None:
+            raise FsbenchError("--label, --x and --y describe a data file given by its path; with --config the "
+                               "config says how its datasets are read, so leave them out.")
+        if _describe_config_dataset(name, config, data_dir):
+            return
     from fsbench.datasets import data_dirs, locate, resolve
     from fsbench.datasets.integrity import read_record
     from fsbench.datasets.user_files.files import (
@@ -90,6 +101,53 @@ def datasets_info(name: str, data_dir: Path | None, label: str | None, x: str | 
     else:
         click.echo(f"  found:    no (searched {', '.join(str(d) for d in data_dirs(data_dir))}); "
                    f"run 'fsbench datasets fetch {spec.name}'")
+
+
+def _describe_config_dataset(name: str, config: Path, data_dir: Path | None) -> bool:
+    """Describe dataset ``name`` of ``config`` if it has known features (and return True); False
+    for a registered dataset, which the registry then describes."""
+    from fsbench.configuration.parse import load_experiment
+    from fsbench.engine.data import build_known, read_config_data_file
+
+    experiment = load_experiment(config)
+    if name not in experiment.datasets:
+        raise FsbenchError(f"{str(config)!r} has no dataset {name!r}; its datasets are "
+                           f"{', '.join(experiment.datasets)}.")
+    known = experiment.known(name)
+    if known is None:
+        data_file = experiment.data_file(name)
+        if data_file is None:
+            return False
+        from fsbench.datasets import describe_data_file
+
+        read_config_data_file(data_file)  # the bytes the config validated
+        click.echo(describe_data_file(Path(data_file.path), label=data_file.label, x=data_file.x, y=data_file.y))
+        return True
+    import numpy as np
+
+    data = build_known(known, data_dir)
+    sizes = np.bincount(data.y, minlength=len(data.classes))
+    click.echo(f"{name} (from {config})")
+    click.echo(f"  source:   {data.source}")
+    if known.generate:
+        params = ", ".join(f"{k}={v}" for k, v in known.generate)
+        click.echo(f"  generate: {params}")
+    click.echo(f"  shape:    {data.n_samples} samples x {data.n_features} features ({data.n_real} real, "
+               f"{data.n_probes} probes), {len(data.classes)} classes")
+    per_class = zip(data.classes.tolist(), sizes.tolist(), strict=True)
+    click.echo(f"  classes:  {', '.join(f'{c}: {n}' for c, n in per_class)}")
+    if data.relevant is not None:
+        click.echo(f"  relevant: {data.relevant.size} features: {_index_list(data.relevant)}")
+    else:
+        click.echo("  relevant: not known")
+    if data.n_probes:
+        click.echo(f"  probes:   features {data.n_real} to {data.n_features - 1} (known irrelevant)")
+    return True
+
+
+def _index_list(indices: Any, shown: int = 40) -> str:
+    text = ", ".join(str(int(i)) for i in indices[:shown])
+    return text + (f", ... ({indices.size - shown} more)" if indices.size > shown else "")
 
 
 @datasets.command("fetch")

@@ -7,6 +7,8 @@
   and its parts (protocol, inner CV, selectors, classifiers, users' data files), and its fingerprint;
 - :mod:`fsbench.configuration.entries`: the entries of the lists (datasets, selectors with their
   parameters and grids, classifiers), users' selectors and files included;
+- :mod:`fsbench.configuration.known_data`: the dataset entries with known relevant features or
+  probes (``generate``, ``base`` with ``probes``, ``relevant``);
 - :mod:`fsbench.configuration.yamlio`: YAML with line numbers and YAML 1.2 numbers.
 
 It describes an experiment and runs nothing: the engine runs it.

@@ -90,6 +90,41 @@ class DataFileConfig:
 
 
 @dataclass(frozen=True)
+class KnownDataConfig:
+    """A dataset whose relevant features (or irrelevant probes) are known: generated from a seed
+    (``generate``: the generator's parameters, completed with its defaults, ``kind`` among them),
+    or real data (``base``, a registered name, or ``base_file``, a user's file) with ``probes``
+    (``n``, ``kind``, ``seed``) appended and/or the ``relevant`` features the user declares (indices
+    of the real features). ``generator_code`` is the code identity of the generators
+    (fsbench.datasets.synthetic) when the data depends on them: generated data are identified by
+    their parameters and the code that draws them, as a file by its bytes."""
+
+    name: str
+    generate: tuple[tuple[str, Any], ...] = ()
+    base: str | None = None
+    base_file: DataFileConfig | None = None
+    probes: tuple[tuple[str, Any], ...] = ()
+    relevant: tuple[int, ...] | None = None
+    generator_code: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name}
+        if self.generate:
+            d["generate"] = dict(self.generate)
+        if self.base is not None:
+            d["base"] = self.base
+        if self.base_file is not None:
+            d["base_file"] = self.base_file.to_dict()
+        if self.probes:
+            d["probes"] = dict(self.probes)
+        if self.relevant is not None:
+            d["relevant"] = list(self.relevant)
+        if self.generator_code:
+            d["generator_code"] = self.generator_code
+        return d
+
+
+@dataclass(frozen=True)
 class ProtocolConfig:
     kind: str = "holdout"
     train_size: float | int = 0.6
@@ -149,6 +184,8 @@ class Experiment:
     classifiers: tuple[Any, ...] = ()
     #: datasets read from users' files (their names are in ``datasets`` too)
     data_files: tuple[DataFileConfig, ...] = ()
+    #: datasets with known relevant features or probes (their names are in ``datasets`` too)
+    known_data: tuple[KnownDataConfig, ...] = ()
     #: the config file's folder: first on the import path of every process that fits a selector
     #: (plugins by import path may live beside the config); not part of the configuration
     base_dir: str | None = None
@@ -182,10 +219,18 @@ class Experiment:
             d["data_files"] = [f.to_dict() for f in self.data_files]
         else:  # registry datasets only: the fingerprints of older results stay valid
             d.pop("data_files")
+        if self.known_data:
+            d["known_data"] = [k.to_dict() for k in self.known_data]
+        else:  # as data_files: older fingerprints stay valid
+            d.pop("known_data")
         return d
 
     def data_file(self, name: str) -> DataFileConfig | None:
         return next((f for f in self.data_files if f.name == name), None)
+
+    def known(self, name: str) -> KnownDataConfig | None:
+        """The dataset ``name``'s entry if its relevant features or probes are known, else None."""
+        return next((k for k in self.known_data if k.name == name), None)
 
     def fingerprint(self) -> str:
         """Hash of everything that determines the results (not n_jobs, name or description)."""
@@ -198,6 +243,9 @@ class Experiment:
             selector.pop("timeout", None)  # decides which fits fail, never a row's value
         for data_file in d.get("data_files", []):
             data_file.pop("path")  # where the file is does not change the rows; its bytes (sha256) do
+        for known in d.get("known_data", []):
+            if "base_file" in known:
+                known["base_file"].pop("path")
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
     def with_overrides(self, **changes: Any) -> Experiment:

@@ -8,7 +8,11 @@ Schema (see ``configs/quickstart.yaml`` for a commented example)::
     name: str                       # experiment name; results go to results/<name> by default
     description: str                # optional
     seed: int                       # every random choice derives from it and the task identity
-    datasets: [name, ...]           # registry names or aliases ('fsbench datasets list')
+    datasets: [name, ...]           # registry names or aliases ('fsbench datasets list'), users' files
+                                    # ({name, path, label}), or data with known relevant features:
+                                    # {name, generate: {kind: classification | madelon | xor, ...}},
+                                    # {name, base: glioma, probes: {n: 1000, kind: permuted, seed: 1}},
+                                    # {name, path, label, relevant: [0, 3]} (fsbench.configuration.known_data)
     preprocessing:
       standardize: train | global | none     # z-score fit on the training part / all data / off
     protocol:
@@ -56,6 +60,7 @@ from fsbench.configuration.experiment import (
     SelectorConfig,
     reads_as_missing,
 )
+from fsbench.configuration.known_data import is_known_data_entry, parse_known_data
 from fsbench.configuration.yamlio import Located, Reader, join_key, load_yaml
 from fsbench.errors import ConfigError, FsbenchError
 
@@ -114,9 +119,15 @@ def parse_experiment(
     datasets: list[str] = []
     specs = []
     data_files = []
+    known_data = []
     for i, item in enumerate(r.sequence(top["datasets"], "datasets")):
         path = join_key("datasets", i)
-        if isinstance(item.value, dict):
+        if is_known_data_entry(item):
+            _refuse_missing_name(r, item, path, "name", "dataset")
+            known, width = parse_known_data(r, item, path, Path(base_dir) if base_dir else Path.cwd())
+            spec = _FileSpec(known.name, width)
+            known_data.append(known)
+        elif isinstance(item.value, dict):
             _refuse_missing_name(r, item, path, "name", "dataset")
             data_file, data = parse_data_file(r, item, path, Path(base_dir) if base_dir else Path.cwd())
             spec = _FileSpec(data_file.name, data.n_features)
@@ -165,6 +176,7 @@ def parse_experiment(
         name=name, seed=seed, datasets=tuple(datasets), selectors=tuple(selectors),
         n_features=n_features, standardize=standardize, protocol=protocol, inner_cv=inner_cv,
         classifier=classifier, classifiers=classifiers, data_files=tuple(data_files),
+        known_data=tuple(known_data),
         n_jobs=n_jobs, description=description, source=source,
         base_dir=str(base_dir) if base_dir is not None else None,
     )

@@ -18,6 +18,11 @@ A user's own data file (CSV/TSV/text, Parquet, ARFF, .mat, .npz, svmlight) is re
 :func:`read_data_file` (the subpackage :mod:`fsbench.datasets.user_files`;
 :mod:`fsbench.datasets.user_files.files` states the rules), which returns a :class:`UserData`.
 
+Data whose relevant features are known: :mod:`~fsbench.datasets.synthetic` generates them
+(``classification``, ``madelon``, ``xor``) and appends probes to real data;
+:mod:`~fsbench.datasets.known` builds a config's such dataset (:class:`KnownData`) and counts what a
+ranking's top k holds of its relevant features and probes.
+
 May import: errors, fixed_order, code_identity and storage.
 """
 

@@ -2,7 +2,9 @@
 
 - :mod:`fsbench.engine.runner`: :func:`~fsbench.engine.runner.run_experiment`, plan, run (or
   resume) and write; :mod:`fsbench.engine.tasks`: a task (one selector on one outer split of one
-  dataset), its identity and data; :mod:`fsbench.engine.fitting`: fitting a selector, its
+  dataset), its identity and data; :mod:`fsbench.engine.data`: a config's datasets loaded, and
+  what each row's top k holds of data with known relevant features or probes;
+  :mod:`fsbench.engine.fitting`: fitting a selector, its
   rankings cache and time limit; :mod:`fsbench.engine.resume`: every row checked before reuse;
 - :mod:`fsbench.engine.workers`: worker processes whose death fails one task only;
   :mod:`fsbench.engine.cluster`: the same tasks on a Dask cluster; :mod:`fsbench.engine.console`:

@@ -46,6 +46,7 @@ from threadpoolctl import threadpool_limits
 
 from fsbench import __version__
 from fsbench.configuration.experiment import Experiment
+from fsbench.engine.data import load_datasets, refuse_constant_data, with_selection_counts
 from fsbench.engine.fitting import (
     FitTimeout,
     deferred_cache_writes,
@@ -178,18 +179,7 @@ def run_experiment(
     if n_jobs == 0 or n_jobs < -1:
         raise FsbenchError(f"n_jobs = {n_jobs}: give a positive number of workers or -1 for all cores.")
     check_writable_folder(out_dir)
-    data = dict(data or {})
-    skipped = []
-    for name in experiment.datasets:
-        if name not in data and (data_file := experiment.data_file(name)) is not None:
-            data[name] = _read_data_file(data_file)
-        if name not in data:
-            from fsbench.datasets import load, locate
-
-            if skip_missing and locate(name, data_dir) is None:
-                skipped.append(name)
-                continue
-            data[name] = load(name, data_dir)
+    data, skipped = load_datasets(experiment, data, data_dir, skip_missing)
     if len(skipped) == len(experiment.datasets):
         raise FsbenchError(f"None of the datasets {', '.join(skipped)} was found; fetch them with "
                            "'fsbench datasets fetch NAME' or set FSBENCH_DATA.")
@@ -202,7 +192,7 @@ def run_experiment(
 
     for name in experiment.datasets:
         if name in data:
-            _refuse_constant_data(name, data[name].X)
+            refuse_constant_data(name, data[name].X)
     tasks = plan(experiment, data)
     fingerprint = experiment.fingerprint()
 
@@ -289,9 +279,10 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
 
             workers = n_workers(client)
             token = uuid.uuid4().hex[:12]  # two runs on one cluster never share a task's key
+            dataset_of = {t.id: t.dataset for t in pending}
             for outcome in run_tasks(client, _compute_on_worker, pending, arrays, lambda t: t.dataset,
                                      lambda t: f"{t.id}-{token}", experiment):
-                save_outcome(out_dir, outcome)
+                save_outcome(out_dir, with_selection_counts(outcome, data[dataset_of[outcome.task_id]]))
                 n_run += 1
                 if on_task_done:
                     on_task_done(outcome.task_id)
@@ -308,7 +299,7 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
                     result = TaskOutcome(task.id, failure=failure_record(
                         experiment, task, f"the process running selector {task.selector.label} {result.reason}",
                         result.seconds))
-                save_outcome(out_dir, result)
+                save_outcome(out_dir, with_selection_counts(result, data[pending[job].dataset]))
                 n_run += 1
                 if on_task_done:
                     on_task_done(result.task_id)
@@ -334,25 +325,6 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
     write_rankings(out_dir, files, experiment.fingerprint())
     return RunResult(runs, out_dir, len(tasks), len(tasks) - len(pending), time.perf_counter() - started,
                      tuple(skipped), tuple(notes), tuple(failed))
-
-
-def _read_data_file(data_file: Any) -> Any:
-    """A user's data file, as the config validated it (same bytes: its sha256 is in the fingerprint)."""
-    from fsbench.datasets.user_files.files import read_data_file
-
-    data = read_data_file(data_file.path, label=data_file.label, x=data_file.x, y=data_file.y, name=data_file.name)
-    if data.sha256 != data_file.sha256:
-        raise FsbenchError(f"The data file {data_file.path!r} changed since the config was read; run the "
-                           "command again.")
-    return data
-
-
-def _refuse_constant_data(name: str, X: np.ndarray) -> None:
-    """A FsbenchError when every feature is constant (some constant features are common and fine)."""
-    X = np.asarray(X)
-    if X.size and np.all(X == X[0]):
-        raise FsbenchError(f"Every feature of dataset {name!r} is constant, so no selector or classifier can "
-                           "beat the majority class; check the data file.")
 
 
 @dataclass(frozen=True)
