@@ -83,3 +83,22 @@ def separable_problem(n: int = 90, d: int = 12, c: int = 3, seed: int = 0):
     X[:, 0] += 2.0 * y
     X[:, 1] -= 1.5 * y
     return X, y
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """What fsbench.report.plots saves, panel by panel: (title, y label, {line label: xy data}) of
+    each visible axis of each figure, in the order they are saved."""
+    from fsbench.report import plots
+
+    figures = []
+    real_save = plots.save_figure
+
+    def keep(fig, stem):
+        figures.append([(ax.get_title(), ax.get_ylabel(), {line.get_label(): line.get_xydata()
+                                                           for line in ax.get_lines()})
+                        for ax in fig.axes if ax.get_visible()])
+        return real_save(fig, stem)
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    return figures

@@ -356,20 +356,9 @@ def test_unknown_metric_is_one_line(made) -> None:
     assert_one_line_error(result, "auc")
 
 
-def test_plot_draws_the_metric_and_labels_its_axis(made, tmp_path, monkeypatch) -> None:
-    from fsbench.report import plots
-
+def test_plot_draws_the_metric_and_labels_its_axis(made, tmp_path, saved_figures) -> None:
     folder, kept = made
-    figures = []
-    real_save = plots.save_figure
-
-    def keep(fig, stem):
-        figures.append([(ax.get_title(), ax.get_ylabel(), {line.get_label(): line.get_xydata()
-                                                           for line in ax.get_lines()})
-                        for ax in fig.axes if ax.get_visible()])
-        return real_save(fig, stem)
-
-    monkeypatch.setattr(plots, "save_figure", keep)
+    figures = saved_figures
     result = invoke("plot", str(folder), "--metric", "kappa", "-o", str(tmp_path / "kappa"))
     assert result.exit_code == 0, result.output
     assert (tmp_path / "kappa.png").is_file()

@@ -232,20 +232,9 @@ def test_latex_table_marks_the_lowest_probe_rate(made) -> None:
         assert bold == [f"{expected[(dataset, best)][0]:.2f}"], line
 
 
-def test_plot_draws_the_known_datasets_only(made, tmp_path, monkeypatch) -> None:
-    from fsbench.report import plots
-
+def test_plot_draws_the_known_datasets_only(made, tmp_path, saved_figures) -> None:
     folder, rows = made
-    figures = []
-    real_save = plots.save_figure
-
-    def keep(fig, stem):
-        figures.append([(ax.get_title(), ax.get_ylabel(), {line.get_label(): line.get_xydata()
-                                                           for line in ax.get_lines()})
-                        for ax in fig.axes if ax.get_visible()])
-        return real_save(fig, stem)
-
-    monkeypatch.setattr(plots, "save_figure", keep)
+    figures = saved_figures
     result = invoke("plot", str(folder), "--metric", "probe_rate", "-o", str(tmp_path / "rate"))
     assert result.exit_code == 0, result.output
     assert (tmp_path / "rate.png").is_file() and (tmp_path / "rate.pdf").is_file()
