@@ -26,10 +26,10 @@ import numpy as np
 from fsbench.datasets import synthetic
 from fsbench.errors import DataError
 
-__all__ = ["SELECTION_COLUMNS", "KnownData", "build_known_data", "selection_counts"]
+__all__ = ["KNOWN_FEATURE_COLUMNS", "KnownData", "build_known_data", "selection_counts"]
 
 #: the columns a row of a dataset with known features gains
-SELECTION_COLUMNS = ("relevant_selected", "n_relevant", "probes_selected", "n_probes")
+KNOWN_FEATURE_COLUMNS = ("relevant_selected", "n_relevant", "probes_selected", "n_probes")
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,7 +117,7 @@ def selection_counts(ranking: Sequence[int], ks: Sequence[int], *, relevant: np.
                      n_probes: int) -> dict[int, dict[str, int]]:
     """For every k, how many of ``ranking``'s first k features are relevant and how many are
     probes (indices from ``n_real``), with the sizes of both sets: the columns
-    :data:`SELECTION_COLUMNS` of a row at k (only those the dataset knows)."""
+    :data:`KNOWN_FEATURE_COLUMNS` of a row at k (only those the dataset knows)."""
     order = np.asarray(ranking, dtype=np.int64)
     out: dict[int, dict[str, int]] = {}
     hit = np.isin(order, relevant) if relevant is not None else None
