@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import types
 
 import numpy as np
@@ -99,6 +100,9 @@ def test_a_different_config_does_not_overwrite_results(tmp_path, digits):
     assert (tmp_path / "runs.csv.gz").read_bytes() == before
     forced = run_experiment(_experiment(seed=1), tmp_path, data=digits, n_jobs=1, force=True)
     assert forced.n_resumed == 0 and (forced.runs["seed"] != 0).all()
+    # the run log holds the forced run alone: the wall time of discarded runs is not the results'
+    lines = (tmp_path / "runlog.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["n_run"] == forced.n_tasks
 
 
 def test_k_beyond_the_features_is_rejected_before_writing(tmp_path, digits):

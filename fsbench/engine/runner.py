@@ -83,7 +83,7 @@ from fsbench.storage.folder import CONFIG_FILE, remove_temporary_files, write_co
 from fsbench.storage.lock import check_writable_folder, describe_os_error, locked
 from fsbench.storage.ranking_cache import RANKINGS_DIR
 from fsbench.storage.rankings import RANKINGS_FILE, write_rankings
-from fsbench.storage.runlog import log_run
+from fsbench.storage.runlog import RUNLOG, log_run
 from fsbench.storage.runs import RUNS_FILE, write_runs
 from fsbench.storage.task_files import (
     TASKS_DIR,
@@ -210,7 +210,7 @@ def run_experiment(
             if force:
                 for sub in (TASKS_DIR, "cache"):
                     shutil.rmtree(out_dir / sub, ignore_errors=True)
-                for name in (RUNS_FILE, RANKINGS_FILE, CONFIG_FILE):
+                for name in (RUNS_FILE, RANKINGS_FILE, CONFIG_FILE, RUNLOG):  # the log of the discarded runs too
                     (out_dir / name).unlink(missing_ok=True)
             check_folder_configuration(out_dir, fingerprint)
             found = existing_rows(out_dir, tasks, fingerprint)

@@ -42,4 +42,7 @@ def read_table(path: str | Path | IO[str], labels: tuple[str, ...] = LABEL_COLUM
         source = path
     na_values = {c: list(DEFAULT_NA) for c in header if c not in labels}
     dtype = {c: str for c in header if c in labels or c in TEXT_COLUMNS}
+    # a column's type from all its values at once: read in chunks, a diagnostics column empty in
+    # the rows of some selectors and True/False in others' warns of mixed types and is typed per chunk
+    options.setdefault("low_memory", False)
     return pd.read_csv(source, dtype=dtype, keep_default_na=False, na_values=na_values, **options)
