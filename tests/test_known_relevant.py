@@ -299,3 +299,28 @@ def test_datasets_info_describes_a_generated_dataset_and_its_relevant_set(tmp_pa
     assert registered.exit_code == 0 and "1797 samples" in registered.output
     missing = CliRunner().invoke(main, ["datasets", "info", "nope", "--config", str(config)])
     assert missing.exit_code == 2 and "has no dataset 'nope'" in missing.output
+
+
+def test_stats_measures_stability_over_the_real_features_and_the_probes(tmp_path):
+    config = write_config(tmp_path, """\
+- name: xor
+  generate: {kind: xor, n_samples: 120, n_features: 16, n_relevant: 2, seed: 3}
+  probes: {n: 8, kind: gaussian, seed: 1}
+""", selectors="[fisher, random]", n_features="[2, 5]")
+    out = tmp_path / "out"
+    assert run(["run", str(config), "-o", str(out), "-q"]).exit_code == 0
+    result = run(["stats", str(out), "--metric", "relevant_recall", "--k", "5", "-o", str(tmp_path / "st")])
+    assert result.exit_code == 0, result.output
+    stability = pd.read_csv(tmp_path / "st" / "stability.csv")
+    rankings = pd.read_csv(out / "rankings.csv.gz")
+    d = 16 + 8  # the generated features and the probes
+    for selector in ("fisher", "random"):
+        top = rankings[(rankings.selector == selector) & (rankings.position <= 5)]
+        Z = np.zeros((3, d))
+        for repeat, picks in top.groupby("repeat"):
+            Z[repeat, picks.feature.to_numpy()] = 1
+        p = Z.mean(axis=0)
+        variance = 3 / 2 * p * (1 - p)  # Nogueira, Sechidis & Brown (JMLR 2018), eq. 4, M = 3 runs
+        expected = 1 - variance.mean() / (5 / d * (1 - 5 / d))
+        got = stability[(stability.selector == selector) & (stability.k == 5)].nogueira.item()
+        assert got == pytest.approx(expected, abs=1e-9)  # stability.csv keeps 10 significant digits

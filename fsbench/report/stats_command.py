@@ -98,22 +98,35 @@ def read_rankings(folder: Path, runs: pd.DataFrame | None = None) -> pd.DataFram
 
 
 def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
+    """The number of features of ``dataset`` as the config ran it (a user's file read again; data
+    with known features: the generator's or base's features plus the probes); None if unknown."""
     from fsbench.datasets import resolve
 
+    known = {k.get("name"): k for k in config.get("known_data") or [] if isinstance(k, dict)}
+    if dataset in known:
+        entry = known[dataset]
+        probes = int((entry.get("probes") or {}).get("n", 0))
+        if entry.get("generate"):
+            return int(entry["generate"]["n_features"]) + probes
+        base = _file_features(entry["base_file"]) if entry.get("base_file") else _n_features(entry.get("base"), {})
+        return None if base is None else base + probes
     files = {f.get("name"): f for f in config.get("data_files") or [] if isinstance(f, dict)}
     if dataset in files:
-        from fsbench.datasets.user_files.files import read_data_file
-
-        entry = files[dataset]
-        try:
-            data = read_data_file(entry["path"], label=entry.get("label"), x=entry.get("x"), y=entry.get("y"))
-        except (FsbenchError, OSError, KeyError):
-            return None
-        return int(data.X.shape[1])
+        return _file_features(files[dataset])
     try:
         return int(resolve(dataset).n_features)
     except FsbenchError:
         return None
+
+
+def _file_features(entry: dict[str, Any]) -> int | None:
+    from fsbench.datasets.user_files.files import read_data_file
+
+    try:
+        data = read_data_file(entry["path"], label=entry.get("label"), x=entry.get("x"), y=entry.get("y"))
+    except (FsbenchError, OSError, KeyError):
+        return None
+    return int(data.X.shape[1])
 
 
 def load_inputs(folders: list[Path], classifier: str | None, *, metric: str = "accuracy") -> Inputs:
