@@ -96,9 +96,13 @@ def test_each_form_parses_and_names_its_known_features(tmp_path):
   base: {path: toy.csv, label: class}
   relevant_file: relevant.txt
   probes: {n: 5, kind: gaussian}
+- name: toy-under-base
+  base: {path: toy.csv, label: class, relevant: [f7, 3]}
+  probes: {n: 5}
 """)
     experiment = parse_experiment(config.read_text(), str(config), base_dir=tmp_path)
-    assert experiment.datasets == ("syn", "digits-probes", "toy", "toy-by-name")
+    assert experiment.datasets == ("syn", "digits-probes", "toy", "toy-by-name", "toy-under-base")
+    assert experiment.known("toy-under-base").relevant == (3, 7)
     syn = experiment.known("syn")
     assert dict(syn.generate)["n_informative"] == 3 and dict(syn.generate)["kind"] == "classification"
     assert syn.generator_code  # generated data are identified by the code that draws them
@@ -126,6 +130,7 @@ def test_each_form_parses_and_names_its_known_features(tmp_path):
     ("- name: s\n  generate: {n_samples: 100}\n", "'kind'"),
     ("- name: s\n  generate: {kind: xor}\n  relevant: [0]\n", "declare their own relevant"),
     ("- name: s\n  generate: {kind: xor}\n  base: digits\n", "exactly one source"),
+    ("- name: t\n  base: {path: toy.csv, label: class, relevant: [3]}\n  relevant: [7]\n", "given twice"),
 ])
 def test_bad_entries_are_refused_in_one_sentence(tmp_path, entry, said):
     toy_csv(tmp_path)

@@ -64,6 +64,7 @@ def parse_known_data(r: Reader, node: Located, path: str, base_dir: Path) -> tup
 
     generate: tuple[tuple[str, Any], ...] = ()
     base, base_file, feature_names, n_real = None, None, None, 0
+    relevant_where = {key: join_key(path, key) for key in ("relevant", "relevant_file")}
     if "generate" in m:
         if file_keys:
             r.fail(m[file_keys[0]], join_key(path, file_keys[0]), "applies to a data file; generated data have none.")
@@ -90,6 +91,13 @@ def parse_known_data(r: Reader, node: Located, path: str, base_dir: Path) -> tup
         if isinstance(m["base"].value, dict):
             inner = dict(m["base"].value)
             inner.setdefault("name", Located(name, m["base"].line))
+            for key in ("relevant", "relevant_file"):  # a file's relevant features may sit under base too
+                if key in inner:
+                    if key in m or ("relevant" if key == "relevant_file" else "relevant_file") in m:
+                        r.fail(inner[key], join_key(where, key),
+                               "the relevant features are given twice; give them once, under 'base' or beside it.")
+                    m = {**m, key: inner.pop(key)}
+                    relevant_where[key] = join_key(where, key)
             base_file, data = parse_data_file(r, Located(inner, m["base"].line), where, base_dir)
             n_real, feature_names = data.n_features, data.feature_names
         else:
@@ -111,13 +119,13 @@ def parse_known_data(r: Reader, node: Located, path: str, base_dir: Path) -> tup
         probes, n_probes = _parse_probes(r, m["probes"], join_key(path, "probes"), synthetic.PROBE_KINDS)
     relevant = None
     if "relevant" in m and "relevant_file" in m:
-        r.fail(m["relevant_file"], join_key(path, "relevant_file"), "give 'relevant' or 'relevant_file', not both.")
+        r.fail(m["relevant_file"], relevant_where["relevant_file"], "give 'relevant' or 'relevant_file', not both.")
     if "relevant" in m:
-        where = join_key(path, "relevant")
+        where = relevant_where["relevant"]
         items = [_plain_item(r, v, join_key(where, i)) for i, v in enumerate(r.sequence(m["relevant"], where))]
         relevant = _resolve_relevant(r, m["relevant"], where, name, items, n_real, feature_names)
     elif "relevant_file" in m:
-        where = join_key(path, "relevant_file")
+        where = relevant_where["relevant_file"]
         file = (base_dir / r.string(m["relevant_file"], where)).resolve()
         items = _read_relevant_file(r, m["relevant_file"], where, file)
         relevant = _resolve_relevant(r, m["relevant_file"], where, name, items, n_real, feature_names)
