@@ -329,3 +329,43 @@ def test_stats_measures_stability_over_the_real_features_and_the_probes(tmp_path
         expected = 1 - variance.mean() / (5 / d * (1 - 5 / d))
         got = stability[(stability.selector == selector) & (stability.k == 5)].nogueira.item()
         assert got == pytest.approx(expected, abs=1e-9)  # stability.csv keeps 10 significant digits
+
+
+def test_an_interrupted_run_resumes_with_the_same_counts(tmp_path):
+    # the counts are written with each task: restored from task files, or from runs.csv.gz when the
+    # task files are gone, the rows are those of an uninterrupted run
+    toy_csv(tmp_path)
+    config = write_config(tmp_path, "- name: toy\n  path: toy.csv\n  label: class\n  relevant: [3, 7]\n"
+                                    "  probes: {n: 4, seed: 2}\n", selectors="[fisher, random]")
+    out = tmp_path / "out"
+    assert run(["run", str(config), "-o", str(out), "-q"]).exit_code == 0
+    columns = ["dataset", "selector", "repeat", "k", "relevant_selected", "probes_selected", "n_relevant", "n_probes"]
+
+    def rows() -> pd.DataFrame:
+        return pd.read_csv(out / "runs.csv.gz")[columns].sort_values(columns[:4]).reset_index(drop=True)
+
+    full = rows()
+    tasks = sorted((out / "tasks").iterdir())
+    for path in tasks[::2]:  # as if killed before these tasks ran
+        path.unlink()
+    (out / "runs.csv.gz").rename(tmp_path / "kept.csv.gz")
+    assert run(["run", str(config), "-o", str(out), "-q"]).exit_code == 0
+    pd.testing.assert_frame_equal(rows(), full)
+    for path in (out / "tasks").iterdir():  # the task files lost: restored from runs.csv.gz
+        path.unlink()
+    assert run(["run", str(config), "-o", str(out), "-q"]).exit_code == 0
+    pd.testing.assert_frame_equal(rows(), full)
+
+
+def test_stats_on_a_hand_edited_config_skips_stability_without_a_traceback(tmp_path):
+    config = write_config(tmp_path, """\
+- name: xor
+  generate: {kind: xor, n_samples: 120, n_features: 16, n_relevant: 2, seed: 3}
+""", selectors="[fisher, random]", n_features="[2]")
+    out = tmp_path / "out"
+    assert run(["run", str(config), "-o", str(out), "-q"]).exit_code == 0
+    text = (out / "config.yaml").read_text()
+    (out / "config.yaml").write_text(text.replace("n_features: 16", "n_features: sixteen"))
+    result = CliRunner().invoke(main, ["stats", str(out), "--metric", "relevant_recall", "-o", str(tmp_path / "st")])
+    assert "Traceback" not in result.output
+    assert result.exit_code in (0, 2), result.output

@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fsbench.configuration.entries import DATA_FILE_KEYS, parse_data_file
+from fsbench.configuration.entries import DATA_FILE_KEYS, _plain_mapping, _plain_value, parse_data_file
 from fsbench.configuration.experiment import KnownDataConfig
 from fsbench.configuration.yamlio import Located, Reader, describe_value, join_key
 from fsbench.errors import ConfigError, DataError
@@ -122,7 +122,7 @@ def parse_known_data(r: Reader, node: Located, path: str, base_dir: Path) -> tup
         r.fail(m["relevant_file"], relevant_where["relevant_file"], "give 'relevant' or 'relevant_file', not both.")
     if "relevant" in m:
         where = relevant_where["relevant"]
-        items = [_plain_item(r, v, join_key(where, i)) for i, v in enumerate(r.sequence(m["relevant"], where))]
+        items = [_plain_value(r, v, join_key(where, i)) for i, v in enumerate(r.sequence(m["relevant"], where))]
         relevant = _resolve_relevant(r, m["relevant"], where, name, items, n_real, feature_names)
     elif "relevant_file" in m:
         where = relevant_where["relevant_file"]
@@ -151,18 +151,6 @@ def _refuse_registered_name(r: Reader, node: Located, path: str, name: str) -> N
 def _sentence(exc: Exception) -> str:
     text = str(exc).strip()
     return text if text.endswith(".") else text + "."
-
-
-def _plain_item(r: Reader, node: Located, path: str) -> Any:
-    if isinstance(node.value, dict | list):
-        r.fail(node, path, f"expected a single value, got {describe_value(node.value)}.")
-    return node.value
-
-
-def _plain_mapping(r: Reader, node: Located, path: str) -> dict[str, Any]:
-    if not isinstance(node.value, dict):
-        r.fail(node, path, f"expected a mapping of parameter: value, got {describe_value(node.value)}.")
-    return {key: _plain_item(r, value, join_key(path, key)) for key, value in node.value.items()}
 
 
 def _parse_probes(r: Reader, node: Located, path: str, kinds: tuple[str, ...]

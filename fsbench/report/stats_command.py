@@ -105,10 +105,13 @@ def _n_features(dataset: str, config: dict[str, Any]) -> int | None:
     known = {k.get("name"): k for k in config.get("known_data") or [] if isinstance(k, dict)}
     if dataset in known:
         entry = known[dataset]
-        probes = int((entry.get("probes") or {}).get("n", 0))
-        if entry.get("generate"):
-            return int(entry["generate"]["n_features"]) + probes
-        base = _file_features(entry["base_file"]) if entry.get("base_file") else _n_features(entry.get("base"), {})
+        try:  # a hand-edited config.yaml: the size unknown, stability skipped with a note
+            probes = int((entry.get("probes") or {}).get("n", 0))
+            if entry.get("generate"):
+                return int(entry["generate"]["n_features"]) + probes
+            base = _file_features(entry["base_file"]) if entry.get("base_file") else _n_features(entry["base"], {})
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return None
         return None if base is None else base + probes
     files = {f.get("name"): f for f in config.get("data_files") or [] if isinstance(f, dict)}
     if dataset in files:
