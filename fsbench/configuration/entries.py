@@ -9,12 +9,14 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from fsbench.configuration.experiment import (
     BACKENDS,
     CLASSIFIERS,
+    LIBSVM_MAX_TRAIN,
     RESERVED_PARAMS,
     ClassifierConfig,
     DataFileConfig,
@@ -25,15 +27,17 @@ from fsbench.errors import ConfigError
 
 
 def parse_classifier(r: Reader, node: Located | None) -> ClassifierConfig:
+    """The single ``classifier:``; absent, or without ``backend``, ``linear_svm``'s backend is
+    ``auto`` (fsbench.configuration.experiment.resolve_backend)."""
     if node is None:
-        return ClassifierConfig()
+        return ClassifierConfig(backend="auto")
     m = r.mapping(node, "classifier", {"name": "", "backend": "", "C": ""})
     name = r.string(m["name"], "classifier.name", CLASSIFIERS) if "name" in m else "linear_svm"
-    backend = "libsvm" if name == "linear_svm" else "liblinear"
+    backend = "auto" if name == "linear_svm" else "liblinear"
     if "backend" in m:
         if name != "linear_svm":
             r.fail(m["backend"], "classifier.backend", "applies to linear_svm only; remove it.")
-        backend = r.string(m["backend"], "classifier.backend", BACKENDS)
+        backend = _backend(r, m["backend"], "classifier.backend")
     C: tuple[float, ...] = (1.0,)
     if "C" in m:
         if isinstance(m["C"].value, list):
@@ -45,6 +49,16 @@ def parse_classifier(r: Reader, node: Located | None) -> ClassifierConfig:
         else:
             C = (r.number(m["C"], "classifier.C", positive=True),)
     return ClassifierConfig(name=name, backend=backend, C=C)
+
+
+def _backend(r: Reader, node: Located, path: str) -> str:
+    """A ``backend`` of linear_svm, refused in one sentence naming the allowed values."""
+    value = node.value
+    if not isinstance(value, str) or value not in BACKENDS:
+        shown = repr(value) if isinstance(value, str) else describe_value(value)
+        r.fail(node, path, f"{shown} is not a backend of linear_svm; write auto (LIBSVM up to "
+                           f"{LIBSVM_MAX_TRAIN} training samples, LIBLINEAR above), libsvm or liblinear.")
+    return value
 
 
 DATA_FILE_KEYS = {"name": "", "path": "", "label": "", "x": "", "y": ""}
@@ -107,7 +121,9 @@ def parse_classifiers(r: Reader, node: Located, path: str = "classifiers") -> tu
     ``knn``, ``logistic``, ``random_forest``) or a mapping with ``name`` (a built-in, or the
     label of a ``class:`` given by import path), ``params`` and ``grid``; the built-in SVMs also
     take ``C`` (a list is tuned, a number fixed) and ``linear_svm`` its ``backend``, as under
-    ``classifier:``. Each is checked against its estimator (fsbench.evaluation.classifiers)."""
+    ``classifier:`` (``auto`` when not given, recorded in its params; its parameters are checked
+    against both estimators it may run). Each is checked against its estimator
+    (fsbench.evaluation.classifiers)."""
     from fsbench.evaluation.classifiers import ClassifierSpecError, check_classifier_spec, classifier_spec
 
     specs = []
@@ -135,18 +151,38 @@ def parse_classifiers(r: Reader, node: Located, path: str = "classifiers") -> tu
                                       for j, v in enumerate(r.sequence(m["C"], join_key(where, "C"))))
                 else:
                     params[key] = _plain_value(r, m[key], join_key(where, key))
+        if kind == "linear_svm":
+            if "backend" in m:
+                params["backend"] = _backend(r, m["backend"], join_key(where, "backend"))
+            elif "backend" in params:
+                params["backend"] = _backend(r, m["params"].value["backend"], join_key(where, "params.backend"))
+            else:
+                params["backend"] = "auto"  # a config's default; recorded, so it never passes for libsvm
         spec = classifier_spec(kind, label=label, params=params, grid=grid)
+        auto = kind == "linear_svm" and params["backend"] == "auto"
         try:
-            spec = check_classifier_spec(spec)
+            # auto runs either estimator: its parameters must suit both (checked with each)
+            checked = [check_classifier_spec(_with_backend(spec, b)) for b in BACKENDS if b != "auto"] if auto \
+                else [check_classifier_spec(spec)]
         except ClassifierSpecError as exc:
             top = (exc.where or "").split(".")[0].split("[")[0]
             at = m.get(top) or m.get("class") or m["name"]
-            r.fail(at, join_key(where, exc.where) if exc.where else where, str(exc).rstrip(".") + ".")
+            why = str(exc).rstrip(".")
+            if auto:
+                why += (" (backend auto runs SVC or LinearSVC by the training part's size; pin backend: libsvm or "
+                        "liblinear for a parameter of one of them)")
+            r.fail(at, join_key(where, exc.where) if exc.where else where, why + ".")
+        spec = _with_backend(checked[0], "auto") if auto else checked[0]
         if any(s.label == spec.label for s in specs):
             r.fail(m["name"], join_key(where, "name"),
                    f"classifier {spec.label!r} is listed twice; give each entry a distinct 'label'.")
         specs.append(spec)
     return tuple(specs)
+
+
+def _with_backend(spec: Any, backend: str) -> Any:
+    """A linear_svm ClassifierSpec with another backend."""
+    return replace(spec, params=tuple(sorted({**dict(spec.params), "backend": backend}.items())))
 
 
 SELECTOR_KEYS = {"name": "", "label": "", "class": "", "score_func": "", "params": "", "grid": "", "timeout": ""}

@@ -1,9 +1,20 @@
-"""The experiment as fsbench runs it: a validated, frozen description (built by fsbench.configuration.parse)."""
+"""The experiment as fsbench runs it: a validated, frozen description (built by fsbench.configuration.parse).
+
+The linear SVM's solver (``backend`` of ``linear_svm``) is ``libsvm`` (``SVC(kernel="linear")``,
+one-vs-one, hinge loss), ``liblinear`` (``LinearSVC``, one-vs-rest, squared hinge) or ``auto``, a
+config's default: LIBSVM when the task's training part has at most :data:`LIBSVM_MAX_TRAIN`
+samples, LIBLINEAR above (:func:`resolve_backend`). The evaluation takes concrete backends only:
+:meth:`Experiment.classifier_specs_for` and :meth:`Experiment.classifier_for` resolve ``auto`` for
+a task's training part, and :meth:`Experiment.record_backend` names the resolved backend in the
+rows of a single ``classifier:`` (those of a ``classifiers:`` list name it in their
+``classifier_params``). The threshold is measured in ``benchmarks/solver_rule.md``.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -11,7 +22,12 @@ STANDARDIZE = ("train", "global", "none")
 PROTOCOLS = ("holdout", "kfold")
 SELECT_ON = ("train", "all")
 CLASSIFIERS = ("linear_svm", "crammer_singer")
-BACKENDS = ("libsvm", "liblinear")
+#: the solvers of ``linear_svm``: ``auto`` (chosen by the training part's size), LIBSVM or LIBLINEAR
+BACKENDS = ("auto", "libsvm", "liblinear")
+#: ``backend: auto`` runs LIBSVM when a task's training part has at most this many samples and
+#: LIBLINEAR above: a task on LIBSVM's side costs about what LIBLINEAR's does, while LIBSVM's cost
+#: grows steeply above it (benchmarks/solver_rule.md)
+LIBSVM_MAX_TRAIN = 300
 RESERVED_PARAMS = {
     "n_features_to_select": "fsbench sets it from n_features",
     "random_state": "fsbench derives it from the config seed and the task",
@@ -154,8 +170,21 @@ class InnerCVConfig:
         return self.small if n_train < self.below else self.large
 
 
+def resolve_backend(backend: str, n_train: int) -> str:
+    """The concrete backend of ``linear_svm`` for a training part of ``n_train`` samples: ``auto``
+    is ``libsvm`` up to :data:`LIBSVM_MAX_TRAIN` samples and ``liblinear`` above; a pinned
+    backend is itself."""
+    if backend != "auto":
+        return backend
+    return "libsvm" if n_train <= LIBSVM_MAX_TRAIN else "liblinear"
+
+
 @dataclass(frozen=True)
 class ClassifierConfig:
+    """A config's single ``classifier:``. ``backend`` may be ``auto`` here (a config's default);
+    the evaluation takes the concrete one :meth:`resolved` gives. The dataclass's own default stays
+    ``libsvm``: a ClassifierConfig built in code is the concrete spec it always was."""
+
     name: str = "linear_svm"
     backend: str = "libsvm"
     C: tuple[float, ...] = (1.0,)
@@ -163,6 +192,21 @@ class ClassifierConfig:
     @property
     def tuned(self) -> bool:
         return len(self.C) > 1
+
+    def resolved(self, n_train: int) -> ClassifierConfig:
+        """This classifier with ``auto`` resolved for a training part of ``n_train`` samples."""
+        if self.name != "linear_svm" or self.backend != "auto":
+            return self
+        return replace(self, backend=resolve_backend(self.backend, n_train))
+
+
+def _resolved_spec(spec: Any, n_train: int) -> Any:
+    """A ClassifierSpec of a ``classifiers:`` list with ``backend: auto`` resolved (others as they are)."""
+    params = dict(spec.params)
+    if spec.kind != "linear_svm" or params.get("backend") != "auto":
+        return spec
+    params["backend"] = resolve_backend("auto", n_train)
+    return replace(spec, params=tuple(sorted(params.items())))
 
 
 @dataclass(frozen=True)
@@ -192,13 +236,49 @@ class Experiment:
 
     @property
     def classifier_specs(self) -> tuple[Any, ...]:
-        """Every classifier as a ClassifierSpec (the single ``classifier:`` too); the first one scores
-        a selector's grid."""
+        """Every classifier as a ClassifierSpec (the single ``classifier:`` too), as configured: a
+        ``linear_svm`` may have ``backend: auto``, which the evaluation does not take; a task's
+        concrete specs are :meth:`classifier_specs_for`'s. The first one scores a selector's grid."""
         if self.classifiers:
             return self.classifiers
         from fsbench.evaluation.classifiers import spec_from_config
 
         return (spec_from_config(self.classifier),)
+
+    @property
+    def auto_backend(self) -> bool:
+        """Whether a ``linear_svm`` of the config has ``backend: auto`` (its solver depends on the task)."""
+        return any(spec.kind == "linear_svm" and dict(spec.params).get("backend") == "auto"
+                   for spec in self.classifier_specs)
+
+    def classifier_for(self, n_train: int) -> ClassifierConfig:
+        """The single ``classifier:`` for a task whose training part has ``n_train`` samples
+        (``auto`` resolved by :func:`resolve_backend`)."""
+        return self.classifier.resolved(n_train)
+
+    def classifier_specs_for(self, n_train: int) -> tuple[Any, ...]:
+        """Every classifier as a concrete ClassifierSpec for a task whose training part has
+        ``n_train`` samples: :attr:`classifier_specs` with ``auto`` resolved (:func:`resolve_backend`),
+        so that a ``classifiers:`` list's rows name the backend in ``classifier_params``."""
+        if self.classifiers:
+            return tuple(_resolved_spec(spec, n_train) for spec in self.classifiers)
+        from fsbench.evaluation.classifiers import spec_from_config
+
+        return (spec_from_config(self.classifier_for(n_train)),)
+
+    def record_backend(self, rows: Sequence[dict[str, Any]], n_train: int) -> list[dict[str, Any]]:
+        """The rows of the single ``classifier:`` (fsbench.evaluation.protocol.evaluate_ranking's)
+        with, when its backend is ``auto``, the column ``classifier_params``: JSON of the backend
+        it resolved to and the row's C, as a ``classifiers:`` list records them
+        (fsbench.evaluation.classifiers.chosen_params). Rows of a pinned backend are returned as they
+        are, so results of configs that pin it (the papers') keep their columns."""
+        if self.classifiers or self.classifier.name != "linear_svm" or self.classifier.backend != "auto":
+            return [dict(row) for row in rows]
+        from fsbench.evaluation.classifiers import chosen_params, spec_from_config
+
+        spec = spec_from_config(self.classifier_for(n_train))
+        return [{**row, "classifier_params": chosen_params(spec, {"C": row["C"]} if spec.tuned else {})}
+                for row in rows]
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as plain data (what ``config.yaml`` in a results dir holds)."""

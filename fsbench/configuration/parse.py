@@ -32,7 +32,10 @@ Schema (see ``configs/quickstart.yaml`` for a commented example)::
         grid: {gamma: [0.1, 1, 10]} # tuned by inner CV on the training part
     classifier:
       name: linear_svm | crammer_singer
-      backend: libsvm | liblinear   # linear_svm only: SVC(kernel='linear') or LinearSVC
+      backend: auto | libsvm | liblinear   # linear_svm only: SVC(kernel='linear') (LIBSVM, one-vs-one,
+                                    # hinge) or LinearSVC (LIBLINEAR, one-vs-rest, squared hinge);
+                                    # auto (the default): LIBSVM when the task's training part has
+                                    # at most 300 samples (LIBSVM_MAX_TRAIN), LIBLINEAR above
       C: [0.01, 0.1, 1, 10]         # a list is tuned by inner CV; a number is fixed
     n_features: [10, 20, 30]        # or {start: 10, stop: 100, step: 10} (stop included)
     n_jobs: 1

@@ -56,7 +56,7 @@ def _replay(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, ra
     """(k, replayed n_correct, recorded n_correct) of every row of the task that differs: the
     protocol's final refit and count (fsbench.evaluation.protocol.refit_count) with the grid point the row records."""
     data = task_data(experiment, task, X, y)
-    spec = as_spec(experiment.classifier)
+    spec = as_spec(experiment.classifier_for(task.split.train.size))  # auto: the backend its rows used
     differ = []
     with threadpool_limits(1):  # as the runner: the same floating-point reductions
         for _, row in rows.iterrows():

@@ -435,16 +435,20 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
         sel_eval_seed = data.eval_seed if data.X_sel is data.X_train else data.sel_seed
         # scored with the first classifier (fsbench.evaluation.protocol.tune_selector)
         chosen, _ = tune_selector(fit_fold, data.X_sel, data.y_sel, sel.grid_points(), ks,
-                                  experiment.classifier_specs[0], experiment.inner_cv.folds_for(data.y_sel.size),
+                                  experiment.classifier_specs_for(data.y_train.size)[0],
+                                  experiment.inner_cv.folds_for(data.y_sel.size),
                                   sel_eval_seed)
     params = {**sel.params_dict, **chosen}
     fitted = fit_task_selector(experiment, task, data, params, cache)
     if experiment.classifiers:  # one ranking, every classifier and every k
         evaluated = evaluate_classifiers(data.X_train, data.y_train, data.X_test, data.y_test, fitted["ranking"], ks,
-                                         experiment.classifiers, n_inner, data.eval_seed)
+                                         experiment.classifier_specs_for(data.y_train.size), n_inner,
+                                         data.eval_seed)
     else:  # the single classifier: rows without a classifier column, as the papers' results have
-        evaluated = evaluate_ranking(data.X_train, data.y_train, data.X_test, data.y_test, fitted["ranking"], ks,
-                                     experiment.classifier, n_inner, data.eval_seed)
+        evaluated = experiment.record_backend(  # auto: classifier_params names the backend it resolved to
+            evaluate_ranking(data.X_train, data.y_train, data.X_test, data.y_test, fitted["ranking"], ks,
+                             experiment.classifier_for(data.y_train.size), n_inner, data.eval_seed),
+            data.y_train.size)
     common = {
         "experiment": experiment.name, "dataset": task.dataset, "repeat": split.repeat,
         "fold": split.fold, "selector": sel.label, "method": sel.name,
