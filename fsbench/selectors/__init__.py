@@ -9,6 +9,10 @@ selectors (discretization, the SVM and DSO solvers), private to this package.
 The code identity a selector's rows carry is :func:`selector_code`, within :data:`SELECTOR_SCOPE`
 (the evaluation protocol's is :func:`fsbench.evaluation.protocol_code`).
 
+Sparse (CSR) data: :func:`accepts_sparse`, :func:`fit_sparse`, :func:`sparse_code`,
+:func:`dense_fit_bytes` and :data:`SPARSE_ROUTES`, from :mod:`fsbench.selectors.sparse_input`,
+which is imported on first use of one of them (it imports the selector modules).
+
 May import: errors, fixed_order, code_identity, storage and datasets.
 """
 
@@ -27,8 +31,12 @@ from fsbench.code_identity import module_digest
 from fsbench.errors import ConfigError
 from fsbench.selectors.base import BaseSelector, describe_constraints, rank_by_scores
 
-__all__ = ["SELECTOR_SCOPE", "BaseSelector", "SelectorInfo", "get_selector", "make_selector", "rank_by_scores",
-           "register", "registry", "selector_code"]
+__all__ = ["SELECTOR_SCOPE", "SPARSE_ROUTES", "BaseSelector", "SelectorInfo", "accepts_sparse", "dense_fit_bytes",
+           "fit_sparse", "get_selector", "make_selector", "rank_by_scores", "register", "registry", "selector_code",
+           "sparse_code"]
+
+#: the names of the sparse route (:mod:`fsbench.selectors.sparse_input`), resolved on first use
+_SPARSE_NAMES = ("SPARSE_ROUTES", "accepts_sparse", "dense_fit_bytes", "fit_sparse", "sparse_code")
 
 _REGISTRY: dict[str, type[BaseSelector]] = {}
 _loaded = False
@@ -123,3 +131,16 @@ def get_selector(name: str) -> SelectorInfo:
 def make_selector(name: str, params: dict[str, Any] | None = None) -> BaseSelector:
     """Instantiate a registered selector with the given parameters."""
     return get_selector(name).cls(**(params or {}))
+
+
+def __getattr__(name: str) -> Any:
+    """The sparse route's names, from :mod:`fsbench.selectors.sparse_input` imported on first use
+    (importing it here would import every selector module with the package)."""
+    if name in _SPARSE_NAMES:
+        module = importlib.import_module(f"{__name__}.sparse_input")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SPARSE_NAMES))
