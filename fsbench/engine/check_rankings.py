@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from fsbench.configuration.experiment import Experiment
 from fsbench.engine.regenerate_rankings import check_folder, load_data
-from fsbench.engine.tasks import Task, task_data
+from fsbench.engine.tasks import Task, task_data, top_columns
 from fsbench.errors import FsbenchError
 from fsbench.evaluation.classifiers import as_spec
 from fsbench.evaluation.protocol import refit_count
@@ -58,14 +59,23 @@ def _replay(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, ra
     data = task_data(experiment, task, X, y)
     spec = as_spec(experiment.classifier_for(task.split.train.size))  # auto: the backend its rows used
     differ = []
+    if data.sparse:  # as the runner's sparse route: the stored ranking's columns densified, in its order
+        X_train, X_test, order = top_columns(data, ranking, len(ranking))
+    else:
+        X_train, X_test, order = data.X_train, data.X_test, ranking
     with threadpool_limits(1):  # as the runner: the same floating-point reductions
         for _, row in rows.iterrows():
-            cols = ranking[: int(row["k"])]
-            n_correct = refit_count(data.X_train, data.y_train, data.X_test, data.y_test, cols, spec,
+            cols = order[: int(row["k"])]
+            n_correct = refit_count(X_train, data.y_train, X_test, data.y_test, cols, spec,
                                     _point(spec, row), data.eval_seed)
             if n_correct != int(row["n_correct"]):
                 differ.append((int(row["k"]), n_correct, int(row["n_correct"])))
     return differ
+
+
+def _matrix(X: Any) -> Any:
+    """A dataset's X as the runner passes it: a sparse matrix as it is, anything else as an array."""
+    return X if scipy.sparse.issparse(X) else np.asarray(X)
 
 
 def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, n_jobs: int = 1,
@@ -103,7 +113,7 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
             jobs.append((key, task, order, rows))
         say(f"{out}: replaying the final evaluation of {len(jobs)} ranked tasks")
         results = Parallel(n_jobs=n_jobs)(
-            delayed(_replay)(experiment, task, np.asarray(data[task.dataset].X),
+            delayed(_replay)(experiment, task, _matrix(data[task.dataset].X),
                              np.asarray(data[task.dataset].y), order, rows)
             for _, task, order, rows in jobs)
         bad_keys = list(orphans)

@@ -5,20 +5,103 @@ Registered datasets come from :func:`fsbench.datasets.load`, users' files from
 :func:`fsbench.datasets.read_data_file` (the bytes the config validated: their sha256 is in the
 fingerprint), data with known relevant features or probes from
 :func:`fsbench.datasets.known.build_known_data`.
+
+A dataset is sparse when its loaded ``X`` is a scipy sparse matrix (a user's file that stores it
+sparse; registered and generated data are dense): whether a dataset is sparse is read from the
+data, never recorded in the configuration, so no fingerprint depends on it. Before any task runs,
+:func:`refuse_dense_over_limit` refuses, in one sentence, a run that would densify a sparse
+dataset beyond :func:`dense_limit` (``FSBENCH_DENSE_LIMIT``, default 2 GB): the limit decides
+whether a run may start, never a row's value, so it is not part of the fingerprint either.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from fsbench.configuration.experiment import DataFileConfig, Experiment, KnownDataConfig
+from fsbench.datasets.user_files.messages import format_bytes
+from fsbench.datasets.user_files.validation import constant_features
 from fsbench.errors import FsbenchError
 
-__all__ = ["build_known", "load_datasets", "read_config_data_file", "refuse_constant_data", "with_selection_counts"]
+__all__ = ["DEFAULT_DENSE_LIMIT", "DENSE_LIMIT_VARIABLE", "build_known", "dense_limit", "is_sparse_data",
+           "load_datasets", "read_config_data_file", "refuse_constant_data", "refuse_dense_over_limit",
+           "sparse_datasets", "with_selection_counts"]
+
+#: the environment variable holding the most bytes a sparse dataset may take once densified
+DENSE_LIMIT_VARIABLE = "FSBENCH_DENSE_LIMIT"
+#: its default: 2 GB (decimal, as every size fsbench prints)
+DEFAULT_DENSE_LIMIT = 2_000_000_000
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def dense_limit() -> int:
+    """The most bytes a sparse dataset may take densified for a fit: ``FSBENCH_DENSE_LIMIT`` (a number
+    of bytes, optionally with a unit: ``2GB``, ``500 MB``, ``1.5e9``, ``4GiB``), default 2 GB."""
+    text = os.environ.get(DENSE_LIMIT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_DENSE_LIMIT
+    found = re.fullmatch(r"([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)", text)
+    unit = found.group(2).lower() if found else ""
+    if found is None or unit not in _UNITS or float(found.group(1)) < 0:
+        raise FsbenchError(f"{DENSE_LIMIT_VARIABLE}={text!r} is not a size; give bytes with an optional unit, "
+                           "for example 2GB, 500MB or 4GiB.")
+    return int(float(found.group(1)) * _UNITS[unit])
+
+
+def is_sparse_data(data: Any) -> bool:
+    """Whether a loaded dataset (an object with ``X``) holds X sparse."""
+    return bool(scipy.sparse.issparse(getattr(data, "X", None)))
+
+
+def sparse_datasets(data: dict[str, Any]) -> frozenset[str]:
+    """The names of the loaded datasets whose X is sparse."""
+    return frozenset(name for name, d in data.items() if is_sparse_data(d))
+
+
+def refuse_dense_over_limit(experiment: Experiment, data: dict[str, Any]) -> None:
+    """A FsbenchError, before any task runs, when a selector would densify a sparse dataset beyond
+    :func:`dense_limit`, or when a sparse dataset meets what its route cannot do (a selector's grid).
+
+    A built-in with ``fsbench.selectors.accepts_sparse(name)`` fits the sparse matrix and needs
+    nothing dense; any other built-in needs ``fsbench.selectors.dense_fit_bytes(name, n, d)``, a
+    user's selector its own dense copy (8 n d bytes), where n is the dataset's number of samples (the
+    most a selector is fitted on: all of them under ``select_on: all``). The evaluation densifies
+    only the top max(n_features) columns (n x k), which is not counted.
+    """
+    from fsbench.engine.fitting import sparse_route
+
+    limit = None
+    for name in experiment.datasets:
+        if name not in data or not is_sparse_data(data[name]):
+            continue
+        n, d = data[name].X.shape
+        for sel in experiment.selectors:
+            if sel.grid:
+                raise FsbenchError(f"selector {sel.label!r} has a grid, and tuning a selector's parameters is "
+                                   f"not supported on sparse data (dataset {name!r}); fix its parameters under "
+                                   "params instead of grid, or drop the selector for this dataset.")
+            if sparse_route(sel.name, sel.kind):
+                continue
+            if sel.kind == "builtin":
+                import fsbench.selectors
+
+                needed = int(fsbench.selectors.dense_fit_bytes(sel.name, n, d))
+            else:
+                needed = 8 * n * d
+            limit = dense_limit() if limit is None else limit
+            if needed > limit:
+                raise FsbenchError(f"selector {sel.label!r} needs dense data: dataset {name!r} ({n:,} x {d:,}) "
+                                   f"would take {format_bytes(needed)} dense, over the limit of "
+                                   f"{format_bytes(limit)}; drop the selector for this dataset or raise "
+                                   f"{DENSE_LIMIT_VARIABLE}.")
 
 
 def load_datasets(experiment: Experiment, data: dict[str, Any] | None, data_dir: str | Path | None,
@@ -87,9 +170,14 @@ def with_selection_counts(outcome: Any, data: Any) -> Any:
     return dataclasses.replace(outcome, rows=[{**row, **counts[int(row["k"])]} for row in rows])
 
 
-def refuse_constant_data(name: str, X: np.ndarray) -> None:
-    """A FsbenchError when every feature is constant (some constant features are common and fine)."""
-    X = np.asarray(X)
-    if X.size and np.all(X == X[0]):
+def refuse_constant_data(name: str, X: Any) -> None:
+    """A FsbenchError when every feature is constant (some constant features are common and fine); a
+    sparse X is checked on its stored values (:func:`fsbench.datasets.user_files.validation.constant_features`)."""
+    if scipy.sparse.issparse(X):
+        constant = X.shape[0] > 0 and X.shape[1] > 0 and constant_features(X) == X.shape[1]
+    else:
+        X = np.asarray(X)
+        constant = bool(X.size and np.all(X == X[0]))
+    if constant:
         raise FsbenchError(f"Every feature of dataset {name!r} is constant, so no selector or classifier can "
                            "beat the majority class; check the data file.")

@@ -7,6 +7,17 @@ the result's ``input_written`` and warnings. A built-in selector, fsbench's own 
 on read-only views instead (no copy, no comparison: a write is an error of its fit). A user's
 selector prints to standard error (:func:`fsbench.plugins.output_to_stderr`), so fsbench's table
 on standard output stays clean.
+
+Sparse data (a ``scipy.sparse.csr_matrix`` X, from a file that stores it sparse): a built-in
+selector that takes sparse input (``fsbench.selectors.accepts_sparse(name)``) is fitted by
+``fsbench.selectors.fit_sparse(selector, X, y)`` on read-only views of X's ``data``, ``indices``
+and ``indptr`` (:func:`fsbench.datasets.user_files.validation.read_only_sparse`), and its rows
+record ``fsbench.selectors.sparse_code(name)``; any other built-in is fitted on the training part
+densified (a read-only array the fit owns), and a user's selector on the training part densified
+(its own copy, compared with X after the fit). Whether densifying fits under the limit
+(:func:`fsbench.engine.data.dense_limit`) is checked before any task runs
+(:func:`fsbench.engine.data.refuse_dense_over_limit`). The rankings cache keys a sparse X by its
+format, shape, ``indptr``, ``indices`` and ``data``.
 """
 
 from __future__ import annotations
@@ -25,8 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from fsbench.configuration.experiment import SelectorConfig
+from fsbench.datasets.user_files.validation import read_only_sparse
 from fsbench.errors import FsbenchError
 from fsbench.selectors import get_selector, selector_code
 from fsbench.storage.ranking_cache import load_ranking, save_ranking
@@ -62,14 +75,25 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def selector_identity(sel: SelectorConfig) -> str:
+def selector_identity(sel: SelectorConfig, sparse: bool = False) -> str:
     """The code identity recorded in a selector's rows: :func:`fsbench.selectors.selector_code` for a
-    built-in, :func:`fsbench.plugins.plugin_code` for a user's selector."""
-    return _selector_source(sel.name, sel.kind)[1]
+    built-in (``fsbench.selectors.sparse_code`` for one fitted on sparse data through its sparse
+    route: ``sparse`` and ``fsbench.selectors.accepts_sparse``), :func:`fsbench.plugins.plugin_code`
+    for a user's selector."""
+    return _selector_source(sel.name, sel.kind, sparse)[1]
 
 
-def _selector_source(name: str, kind: str) -> tuple[Callable[..., Any], str, bool]:
-    """How to build a selector: (build(params, k_max, seed), its code identity, whether it takes a seed)."""
+def sparse_route(name: str, kind: str) -> bool:
+    """Whether selector ``name`` fits sparse data as it is: a built-in for which
+    ``fsbench.selectors.accepts_sparse(name)``."""
+    import fsbench.selectors
+
+    return kind == "builtin" and bool(fsbench.selectors.accepts_sparse(name))
+
+
+def _selector_source(name: str, kind: str, sparse: bool = False) -> tuple[Callable[..., Any], str, bool]:
+    """How to build a selector: (build(params, k_max, seed), its code identity, whether it takes a seed);
+    ``sparse``: for sparse data (the code identity of its sparse route, if it has one)."""
     if kind == "builtin":
         cls = get_selector(name).cls
         uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
@@ -77,6 +101,10 @@ def _selector_source(name: str, kind: str) -> tuple[Callable[..., Any], str, boo
         def build(params: dict[str, Any], k_max: int, seed: int | None) -> Any:
             return cls(n_features_to_select=k_max, **params, **({"random_state": seed} if uses_seed else {}))
 
+        if sparse and sparse_route(name, kind):
+            import fsbench.selectors
+
+            return build, fsbench.selectors.sparse_code(name), uses_seed
         return build, selector_code(name), uses_seed
     from fsbench.plugins import build_selector, plugin_code, resolve, uses_random_state
 
@@ -132,19 +160,34 @@ def _user_module(module: Any) -> bool:
     return file is not None and not {"site-packages", "dist-packages"} & set(Path(file).parts)
 
 
-def ranking_key(name: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray, seed: int | None,
+def ranking_key(name: str, params: dict[str, Any], X: Any, y: np.ndarray, seed: int | None,
                 code: str | None = None) -> str:
-    """Cache key of a ranking: a hash of everything it depends on, the selector's code included."""
+    """Cache key of a ranking: a hash of everything it depends on, the selector's code included. A
+    sparse X counts by its format, shape, ``indptr``, ``indices`` and ``data`` (a dense X by its
+    shape and values, as keys were computed before sparse data existed)."""
     h = hashlib.sha256()
-    h.update(json.dumps([code or selector_code(name), name, params, seed, X.shape], sort_keys=True,
-                        default=repr).encode())
-    h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    if scipy.sparse.issparse(X):
+        h.update(json.dumps([code or selector_code(name), name, params, seed, X.shape, X.format],
+                            sort_keys=True, default=repr).encode())
+        for part, dtype in ((X.indptr, np.int64), (X.indices, np.int64), (X.data, np.float64)):
+            h.update(np.ascontiguousarray(part, dtype=dtype).tobytes())
+    else:
+        h.update(json.dumps([code or selector_code(name), name, params, seed, X.shape], sort_keys=True,
+                            default=repr).encode())
+        h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
     h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
     return h.hexdigest()[:32]
 
 
-def _unchanged(given: np.ndarray, seen: np.ndarray) -> bool:
-    """Whether the fit's copy ``seen`` still holds what ``given`` holds (NaN equal to NaN)."""
+def _unchanged(given: Any, seen: np.ndarray) -> bool:
+    """Whether the fit's copy ``seen`` still holds what ``given`` holds (NaN equal to NaN); a sparse
+    ``given`` is compared on its stored values and the count of non-zeros, never densified."""
+    if scipy.sparse.issparse(given):
+        if not isinstance(seen, np.ndarray) or seen.shape != given.shape:
+            return False
+        rows = np.repeat(np.arange(given.shape[0]), np.diff(given.indptr))
+        return bool(np.count_nonzero(seen) == given.nnz
+                    and np.array_equal(seen[rows, given.indices], given.data, equal_nan=True))
     return bool(np.array_equal(given, seen, equal_nan=given.dtype.kind in "fc"))
 
 
@@ -187,26 +230,38 @@ def fit_selector(
     input_written and, for selectors with ``objective_``, that trace as "objective" (also in the
     cache).
     """
-    build, code, uses_seed = _selector_source(name, kind)
+    sparse = bool(scipy.sparse.issparse(X))
+    build, code, uses_seed = _selector_source(name, kind, sparse)
     seed_arg = seed if uses_seed else None
     key = ranking_key(name, params, X, y, seed_arg, code)
     if cache is not None and (hit := load_ranking(cache, key)) is not None:
         hit.setdefault("input_written", [])  # cached before fsbench compared the input
         return hit
     selector = build(params, k_max, seed_arg)
+    fit_sparse = sparse and sparse_route(name, kind)
     if kind == "builtin":
-        X_fit, y_fit = _read_only(X), _read_only(y)
+        if fit_sparse:
+            X_fit: Any = read_only_sparse(X)
+        else:  # densified (a dense-only built-in on sparse data), read-only as any built-in's input
+            X_fit = _read_only(X.toarray() if sparse else X)
+        y_fit = _read_only(y)
         output: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     else:
         from fsbench.plugins import output_to_stderr
 
-        X_fit, y_fit = np.array(X, copy=True, order="K"), np.array(y, copy=True, order="K")
+        X_fit = X.toarray() if sparse else np.array(X, copy=True, order="K")
+        y_fit = np.array(y, copy=True, order="K")
         output = output_to_stderr()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
         with output, time_limit(timeout):
-            selector.fit(X_fit, y_fit)
+            if fit_sparse:
+                import fsbench.selectors
+
+                selector = fsbench.selectors.fit_sparse(selector, X_fit, y_fit)
+            else:
+                selector.fit(X_fit, y_fit)
         seconds = time.perf_counter() - t0
     written = [] if kind == "builtin" else [label for label, given, seen in (("X", X, X_fit), ("y", y, y_fit))
                                             if not _unchanged(given, seen)]

@@ -201,13 +201,19 @@ class _Audit:
 
 
 def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Path,
-           recompute_stale: bool = False) -> _Audit:
-    """Check every found row against what this configuration and code would write."""
+           recompute_stale: bool = False, sparse: frozenset[str] | set[str] = frozenset()) -> _Audit:
+    """Check every found row against what this configuration and code would write.
+
+    ``sparse`` names the datasets held sparse (read from the loaded data,
+    :func:`fsbench.engine.data.sparse_datasets`): their tasks' rows are expected to carry the code
+    identities of the sparse route (the selector's ``sparse_code`` where it fits sparse data, and
+    ``protocol_code(sparse=True)``), every other task's those of the dense route."""
     fingerprint = experiment.fingerprint()
     labels = [c.label for c in experiment.classifiers] or [""]
     expected_rows = sorted((label, k) for label in labels for k in experiment.n_features)
-    codes = {sel.name: selector_identity(sel) for sel in experiment.selectors}
-    protocol = protocol_code()
+    routes = (False, True) if sparse else (False,)
+    codes = {(sel.name, route): selector_identity(sel, route) for sel in experiment.selectors for route in routes}
+    protocols = {route: protocol_code(sparse=route) for route in routes}
     audit = _Audit(set(), [], list(found.damaged), {}, [], {}, {})
     for task in tasks:
         rows = found.rows.get(task.id)
@@ -239,9 +245,11 @@ def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pat
             continue
         recorded = {r.get("code") for r in rows}
         label = task.selector.label
+        route = task.dataset in sparse
+        protocol = protocols[route]
         if recorded <= {None} or all(isinstance(c, float) and np.isnan(c) for c in recorded):
             audit.legacy[label] = audit.legacy.get(label, 0) + 1
-        elif recorded != {codes[task.selector.name]}:
+        elif recorded != {codes[task.selector.name, route]}:
             audit.stale[label] = audit.stale.get(label, 0) + 1
             audit.stale_ids.append(task.id)
             continue

@@ -22,6 +22,16 @@ naming them (``recompute_stale`` recomputes them too): the protocol changes with
 releases, which are meant to keep every row (``fsbench check`` verifies that on the papers'
 results), while a selector's code is what a researcher edits between two runs. A damaged task
 file is recomputed, with a note.
+
+A sparse dataset (a user's file stored sparse, :mod:`fsbench.engine.data`) takes the sparse route:
+its parts are scaled without centring (:mod:`fsbench.evaluation.sparse_scaling`), its selectors
+fitted as :mod:`fsbench.engine.fitting` states, and only the ranking's first max(n_features)
+columns are densified for the evaluation (:func:`fsbench.engine.tasks.top_columns`), which the
+protocol receives unchanged with the ranking ``arange(max(n_features))``: memory grows with
+samples x max(n_features), not with the number of features. Its rows record the sparse route's
+identities: ``fsbench.selectors.sparse_code`` for a built-in fitted sparse, and
+``protocol_code(sparse=True)``. What would densify a sparse dataset beyond the limit is refused
+before anything runs (:func:`fsbench.engine.data.refuse_dense_over_limit`).
 """
 
 from __future__ import annotations
@@ -42,11 +52,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 from threadpoolctl import threadpool_limits
 
 from fsbench import __version__
 from fsbench.configuration.experiment import Experiment
-from fsbench.engine.data import load_datasets, refuse_constant_data, with_selection_counts
+from fsbench.engine.data import (
+    load_datasets,
+    refuse_constant_data,
+    refuse_dense_over_limit,
+    sparse_datasets,
+    with_selection_counts,
+)
 from fsbench.engine.fitting import (
     FitTimeout,
     deferred_cache_writes,
@@ -67,7 +84,7 @@ from fsbench.engine.resume import (
     sum_counts,
     unplanned_tasks,
 )
-from fsbench.engine.tasks import Task, fit_task_selector, ranking_margins, selection_seed, task_data
+from fsbench.engine.tasks import Task, fit_task_selector, ranking_margins, selection_seed, task_data, top_columns
 from fsbench.engine.workers import Ended, describe_exception, run_jobs
 from fsbench.errors import FsbenchError
 from fsbench.evaluation import protocol_code
@@ -193,6 +210,7 @@ def run_experiment(
     for name in experiment.datasets:
         if name in data:
             refuse_constant_data(name, data[name].X)
+    refuse_dense_over_limit(experiment, data)
     tasks = plan(experiment, data)
     fingerprint = experiment.fingerprint()
 
@@ -214,7 +232,7 @@ def run_experiment(
                     (out_dir / name).unlink(missing_ok=True)
             check_folder_configuration(out_dir, fingerprint)
             found = existing_rows(out_dir, tasks, fingerprint)
-            checked = audit(experiment, tasks, found, out_dir, recompute_stale)
+            checked = audit(experiment, tasks, found, out_dir, recompute_stale, sparse=sparse_datasets(data))
             if checked.stale and not recompute_stale:
                 raise FsbenchError(stale_message(out_dir, checked.stale))
             # every check passed: from here on the folder is changed
@@ -272,7 +290,8 @@ def _run_pending(experiment: Experiment, tasks: list[Task], done: set[str], data
     # oversubscribe a loaded machine (an RFS fit measured 0.26 s on one thread, 12.5 s on two).
     threads = 1
     n_run, finished = 0, False
-    arrays = {name: (np.asarray(data[name].X), np.asarray(data[name].y)) for name in data}
+    arrays = {name: (data[name].X if scipy.sparse.issparse(data[name].X) else np.asarray(data[name].X),
+                     np.asarray(data[name].y)) for name in data}
     try:
         if pending and client is not None:  # a Dask cluster: its workers compute, this process writes
             from fsbench.engine.cluster import n_workers, run_tasks
@@ -440,13 +459,17 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
                                   sel_eval_seed)
     params = {**sel.params_dict, **chosen}
     fitted = fit_task_selector(experiment, task, data, params, cache)
+    if data.sparse:  # the top max(k) columns densified, in ranking order (fsbench.engine.tasks.top_columns)
+        X_train, X_test, ranking = top_columns(data, fitted["ranking"], max(ks))
+    else:
+        X_train, X_test, ranking = data.X_train, data.X_test, fitted["ranking"]
     if experiment.classifiers:  # one ranking, every classifier and every k
-        evaluated = evaluate_classifiers(data.X_train, data.y_train, data.X_test, data.y_test, fitted["ranking"], ks,
+        evaluated = evaluate_classifiers(X_train, data.y_train, X_test, data.y_test, ranking, ks,
                                          experiment.classifier_specs_for(data.y_train.size), n_inner,
                                          data.eval_seed)
     else:  # the single classifier: rows without a classifier column, as the papers' results have
         evaluated = experiment.record_backend(  # auto: classifier_params names the backend it resolved to
-            evaluate_ranking(data.X_train, data.y_train, data.X_test, data.y_test, fitted["ranking"], ks,
+            evaluate_ranking(X_train, data.y_train, X_test, data.y_test, ranking, ks,
                              experiment.classifier_for(data.y_train.size), n_inner, data.eval_seed),
             data.y_train.size)
     common = {
@@ -456,8 +479,8 @@ def _evaluate_task(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndar
         "fit_seconds": fitted["fit_seconds"], "n_iter": fitted["n_iter"],
         "standardize": experiment.standardize, "select_on": experiment.protocol.select_on,
         "seed": data.sel_seed, "split_seed": split.seed,
-        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__, "code": selector_identity(sel),
-        "protocol_code": protocol_code(),
+        "fingerprint": experiment.fingerprint(), "fsbench_version": __version__,
+        "code": selector_identity(sel, data.sparse), "protocol_code": protocol_code(sparse=data.sparse),
         "selector_warnings": " | ".join(fitted["warnings"]),
         **{f"diag_{k}": v for k, v in fitted["diagnostics"].items()},
     }

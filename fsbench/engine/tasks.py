@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from fsbench.configuration.experiment import Experiment, SelectorConfig
 from fsbench.engine.fitting import fit_selector
 from fsbench.evaluation.protocol import Split, derive_seed, standardize
+from fsbench.evaluation.sparse_scaling import scale_sparse
 
 
 @dataclass(frozen=True)
@@ -51,27 +53,36 @@ def selection_seed(experiment: Experiment, task: Task) -> int:
 
 @dataclass(frozen=True)
 class TaskData:
-    """A task's parts of the data, preprocessed as the experiment says, and its seeds."""
+    """A task's parts of the data, preprocessed as the experiment says, and its seeds. For a sparse
+    dataset the X parts are CSR matrices scaled without centring (fsbench.evaluation.sparse_scaling)."""
 
-    X_train: np.ndarray
+    X_train: Any
     y_train: np.ndarray
-    X_test: np.ndarray
+    X_test: Any
     y_test: np.ndarray
-    X_sel: np.ndarray  # what the selector is fitted on: the training part, or all data (select_on: all)
+    X_sel: Any  # what the selector is fitted on: the training part, or all data (select_on: all)
     y_sel: np.ndarray
     eval_seed: int  # inner folds and classifier seeds: the split's, the same for every selector
     sel_seed: int  # the selector's fit (selection_seed)
 
+    @property
+    def sparse(self) -> bool:
+        return bool(scipy.sparse.issparse(self.X_train))
 
-def task_data(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray) -> TaskData:
-    """Split and standardize a dataset ``(X, y)`` for ``task`` (fsbench.evaluation.protocol's steps 1-2)."""
+
+def task_data(experiment: Experiment, task: Task, X: Any, y: np.ndarray) -> TaskData:
+    """Split and standardize a dataset ``(X, y)`` for ``task`` (fsbench.evaluation.protocol's steps 1-2).
+
+    A sparse X (scipy) is scaled without centring by :func:`fsbench.evaluation.sparse_scaling.scale_sparse`,
+    its standard deviations from the same reference part as the dense z-score; its parts stay sparse."""
     split = task.split
-    X_train, X_test = standardize(X, split.train, split.test, experiment.standardize)
+    scale = scale_sparse if scipy.sparse.issparse(X) else standardize
+    X_train, X_test = scale(X, split.train, split.test, experiment.standardize)
     y_train, y_test = y[split.train], y[split.test]
     if experiment.protocol.select_on == "all":
         # The leakage protocol: one selection on the whole dataset, before any split.
         everything = np.arange(y.size)
-        X_sel, _ = standardize(X, everything, everything[:0], experiment.standardize)
+        X_sel, _ = scale(X, everything, everything[:0], experiment.standardize)
         y_sel = y
     else:
         X_sel, y_sel = X_train, y_train
@@ -89,6 +100,16 @@ def fit_task_selector(experiment: Experiment, task: Task, data: TaskData, params
     sel = task.selector
     return fit_selector(sel.name, params, data.X_sel, data.y_sel, data.sel_seed, max(experiment.n_features), cache,
                         kind=sel.kind, timeout=sel.timeout)
+
+
+def top_columns(data: TaskData, ranking: np.ndarray, k_max: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The training and test parts of a sparse task restricted to the ranking's first ``k_max``
+    features, in ranking order, densified (n x k_max, never n x d), and the ranking they are
+    evaluated with, ``arange(k_max)``: the protocol then sees exactly the columns, values and order
+    it would take from the densified matrix with the full ranking."""
+    columns = np.asarray(ranking, dtype=np.int64)[:k_max]
+    return (np.ascontiguousarray(data.X_train[:, columns].toarray()),
+            np.ascontiguousarray(data.X_test[:, columns].toarray()), np.arange(columns.size))
 
 
 def ranking_margins(scores: np.ndarray | None, ranking: np.ndarray, ks: Sequence[int]) -> list[float]:

@@ -16,10 +16,16 @@ The code identity of the protocol, recorded in every row as ``protocol_code``, i
 :data:`PROTOCOL_SCOPE` (this package's modules, not this ``__init__``, and the fixed-order sums).
 The configuration's types are imported for annotations only: the configuration sits above.
 
+Rows of the sparse route (a dataset held sparse, scaled without centring by
+:mod:`fsbench.evaluation.sparse_scaling`, which the protocol does not import) record
+``protocol_code(sparse=True)``: a digest of both modules' identities.
+
 May import: errors, fixed_order, code_identity, storage, datasets, selectors and plugins.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from fsbench.code_identity import module_digest
 
@@ -30,8 +36,16 @@ __all__ = ["PROTOCOL_SCOPE", "protocol_code"]
 PROTOCOL_SCOPE = ("fsbench.evaluation.", "fsbench.fixed_order")
 
 
-def protocol_code() -> str:
+def protocol_code(sparse: bool = False) -> str:
     """The code identity of the evaluation protocol: :func:`fsbench.code_identity.module_digest` of
     fsbench.evaluation.protocol within :data:`PROTOCOL_SCOPE`, recorded in every row as
-    ``protocol_code``; moving a module unchanged keeps it."""
-    return module_digest("fsbench.evaluation.protocol", PROTOCOL_SCOPE)
+    ``protocol_code``; moving a module unchanged keeps it.
+
+    With ``sparse``, the identity of the sparse route's rows: 16 hex digits of the sha256 of the
+    protocol's digest and that of :mod:`fsbench.evaluation.sparse_scaling` (within the same scope),
+    so an edit of either changes it."""
+    dense = module_digest("fsbench.evaluation.protocol", PROTOCOL_SCOPE)
+    if not sparse:
+        return dense
+    scaling = module_digest("fsbench.evaluation.sparse_scaling", PROTOCOL_SCOPE)
+    return hashlib.sha256(f"sparse {dense} {scaling}".encode()).hexdigest()[:16]

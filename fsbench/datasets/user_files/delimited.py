@@ -3,6 +3,15 @@ decide the delimiter, the decimal mark and whether the first line is a header; p
 reads the file and :mod:`fsbench.datasets.user_files.tables` makes the table a
 :class:`~fsbench.datasets.user_files.user_data.UserData`.
 The rules they follow are stated, for users, in :mod:`fsbench.datasets.user_files.files`.
+
+A wide file of mostly zeros (text or genomics counts) is read sparse: when it has at least
+:data:`SPARSE_MIN_COLUMNS` columns and at most :data:`SPARSE_MAX_DENSITY` of the feature values
+of its first block of rows are non-zero (a missing value counts as non-zero), pandas reads it in
+blocks of rows (:func:`block_rows`: about :data:`BLOCK_VALUES` values each), every block kept as
+a CSR matrix, so memory grows with the non-zeros, not with samples x features; the file's label
+column (and a first column that may be a row index) are read on their own. The same rules apply
+as to a dense read (label column, header, missing values, numeric features, empty columns and row
+indices left out), and the UserData's ``X`` is then a ``scipy.sparse.csr_matrix``.
 """
 
 from __future__ import annotations
@@ -13,11 +22,24 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fsbench.datasets.user_files.messages import fail, reason
-from fsbench.datasets.user_files.tables import from_frame, is_number
+from fsbench.datasets.user_files.messages import fail, option, reason, too_few
+from fsbench.datasets.user_files.tables import column_index, column_labels, from_frame, is_number, refuse_non_numeric
 from fsbench.datasets.user_files.user_data import UserData
+from fsbench.datasets.user_files.validation import finish
 
-__all__ = ["DELIMITER_NAMES", "read_text"]
+__all__ = ["BLOCK_VALUES", "DELIMITER_NAMES", "SPARSE_MAX_DENSITY", "SPARSE_MIN_COLUMNS", "block_rows", "read_text"]
+
+#: the fewest columns of a text file read sparse
+SPARSE_MIN_COLUMNS = 1000
+#: the largest share of non-zero feature values, in the first block of rows, of a text file read sparse
+SPARSE_MAX_DENSITY = 0.1
+#: values per block of rows of a file read sparse (8e6 float64: 64 MB)
+BLOCK_VALUES = 8_000_000
+
+
+def block_rows(n_columns: int) -> int:
+    """Rows per block of a text file of ``n_columns`` columns read sparse: BLOCK_VALUES values, at least 16 rows."""
+    return max(16, BLOCK_VALUES // max(1, n_columns))
 
 _SAMPLE_LINES = 25  # non-blank lines that decide the delimiter, decimal mark and header
 _SAMPLE_BYTES = 4 << 20  # ... or fewer (at least 3) once this many bytes are read
@@ -177,28 +199,149 @@ def read_text(path: Path, *, fmt: str, label: str | int | None, name: str, sha25
     if header and len(rows) > 1 and len(rows[0]) == len(rows[1]) - 1:
         notes.append("ignored the first column: row names (the header has no field for them)")
 
-    def parse(encoding: str) -> Any:
+    def parse(encoding: str, **options: Any) -> Any:
         return pd.read_csv(
             path, sep=r"\s+" if sep is None else sep, header=0 if header else None,
             decimal=decimal, na_values=["?"], skipinitialspace=sep is not None, engine="c",
-            encoding=encoding, compression="gzip" if compressed else None, low_memory=False)
+            encoding=encoding, compression="gzip" if compressed else None, low_memory=False, **options)
 
-    try:
+    def read(**options: Any) -> Any:
         try:
-            frame = parse("utf-8" if utf8 else "latin-1")
-        except UnicodeDecodeError:
-            frame = parse("latin-1")
-    except Exception as exc:  # pandas' ParserError, EmptyDataError, a damaged gzip stream
-        raise fail(where, f"cannot be read as {DELIMITER_NAMES[sep or ' ']}-delimited text "
-                          f"({reason(exc)}); every line must have the same number of fields") \
-            from exc
-    raw_names = None
-    if header:
-        raw_names = [str(c) for c in frame.columns]
-        given = rows[0] if len(rows[0]) == frame.shape[1] else None
-        if given is not None:  # pandas names blank header fields 'Unnamed: i'
-            raw_names = [c if g.strip() else "" for c, g in zip(raw_names, given, strict=True)]
-        frame.columns = [c.strip() if isinstance(c, str) else c for c in frame.columns]
-    return from_frame(frame, path=path, fmt=fmt, name=name, sha256=sha256, label=label,
-                      named=header, raw_names=raw_names, delimiter=sep or " ", header=header,
-                      notes=tuple(notes))
+            try:
+                return parse("utf-8" if utf8 else "latin-1", **options)
+            except UnicodeDecodeError:
+                return parse("latin-1", **options)
+        except Exception as exc:  # pandas' ParserError, EmptyDataError, a damaged gzip stream
+            raise fail(where, f"cannot be read as {DELIMITER_NAMES[sep or ' ']}-delimited text "
+                              f"({reason(exc)}); every line must have the same number of fields") \
+                from exc
+
+    def names_of(frame: Any) -> list[str] | None:
+        """The header's fields as written (blank where pandas names a column 'Unnamed: i'); the
+        frame's column names are stripped."""
+        raw_names = None
+        if header:
+            raw_names = [str(c) for c in frame.columns]
+            given = rows[0] if len(rows[0]) == frame.shape[1] else None
+            if given is not None:  # pandas names blank header fields 'Unnamed: i'
+                raw_names = [c if g.strip() else "" for c, g in zip(raw_names, given, strict=True)]
+            frame.columns = [c.strip() if isinstance(c, str) else c for c in frame.columns]
+        return raw_names
+
+    fields = {"path": path, "fmt": fmt, "name": name, "sha256": sha256, "label": label, "named": header}
+    row_names = header and len(rows) > 1 and len(rows[0]) == len(rows[1]) - 1
+    if max(len(r) for r in rows) >= SPARSE_MIN_COLUMNS and not row_names:
+        first = read(nrows=block_rows(max(len(r) for r in rows)))
+        raw_names = names_of(first)
+        sparse = _sparse_layout(first, raw_names, **fields)
+        if sparse is not None:
+            return _read_sparse(read, first, raw_names, sparse, delimiter=sep or " ", header=header,
+                                notes=tuple(notes), **fields)
+    frame = read()
+    raw_names = names_of(frame)
+    return from_frame(frame, raw_names=raw_names, delimiter=sep or " ", header=header, notes=tuple(notes),
+                      **fields)
+
+
+def _blank_columns(frame: Any, raw_names: list[str] | None, named: bool) -> list[bool]:
+    """Columns without a name (from_frame's rule): blank in the header, or, without a header, the last."""
+    m = frame.shape[1]
+    if not named:
+        return [i == m - 1 for i in range(m)]
+    return [raw_names is not None and i < len(raw_names) and not raw_names[i].strip() for i in range(m)]
+
+
+def _sparse_layout(first: Any, raw_names: list[str] | None, *, path: Path, fmt: str, name: str, sha256: str,
+                   label: str | int | None, named: bool) -> tuple[int, list[bool]] | None:
+    """(label column, blank columns) when the file is to be read sparse: its first block ``first`` has
+    at least SPARSE_MIN_COLUMNS columns and at most SPARSE_MAX_DENSITY of its numeric feature values are
+    non-zero (missing counts as non-zero); None otherwise (the dense read then says what is wrong)."""
+    import numpy as np
+    import pandas as pd
+
+    m = first.shape[1]
+    if m < SPARSE_MIN_COLUMNS or len(first) == 0:
+        return None
+    blank = _blank_columns(first, raw_names, named)
+    try:
+        if label is None:
+            empty_here = [blank[i] and bool(first.iloc[:, i].isna().all()) for i in range(m)]
+            label_at = max(i for i in range(m) if not empty_here[i])
+        else:
+            label_at = column_index(list(first.columns), label, named=named, where=str(path))
+    except Exception:  # noqa: BLE001 - the dense read raises the message
+        return None
+    numeric = [i for i, t in enumerate(first.dtypes) if i != label_at and pd.api.types.is_numeric_dtype(t)]
+    if not numeric:
+        return None
+    values = first.iloc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.count_nonzero(values) > SPARSE_MAX_DENSITY * values.size:  # NaN is non-zero
+        return None
+    return label_at, blank
+
+
+def _read_sparse(read: Any, first: Any, raw_names: list[str] | None, layout: tuple[int, list[bool]], *,
+                 path: Path, fmt: str, name: str, sha256: str, label: str | int | None, named: bool,
+                 delimiter: str, header: bool, notes: tuple[str, ...]) -> UserData:
+    """The file read in blocks of rows, each kept as CSR (see the module docstring)."""
+    import numpy as np
+    import pandas as pd
+    import scipy.sparse
+
+    where = str(path)
+    label_at, blank = layout
+    columns = list(first.columns)
+    m = len(columns)
+    notes_out = list(notes)
+    features = [i for i in range(m) if i != label_at]
+    n_rows = block_rows(m)
+    blocks = []
+    for block in read(chunksize=n_rows):
+        if named:
+            block.columns = columns
+        refuse_non_numeric(block, features, named=named, where=where)
+        block.isetitem(label_at, np.zeros(len(block)))  # the label is read on its own, below
+        values = block.to_numpy(dtype=np.float64, na_value=np.nan)
+        blocks.append(scipy.sparse.csr_matrix(values[:, features]))
+        del values
+    X = scipy.sparse.vstack(blocks, format="csr") if blocks else scipy.sparse.csr_matrix((0, len(features)))
+    del blocks
+    n = X.shape[0]
+    # columns from_frame leaves out: unnamed and empty in every row, then an unnamed first column
+    # holding 0..n-1 or 1..n (a row index)
+    nan_count = np.bincount(X.indices[np.isnan(X.data)], minlength=len(features))
+    keep = np.ones(len(features), dtype=bool)
+    for j, i in enumerate(features):
+        if blank[i] and n and nan_count[j] == n:
+            keep[j] = False
+            notes_out.append(f"ignored {_column_name(columns[i], named)}: empty in every row")
+    kept = [i for j, i in enumerate(features) if keep[j]]
+    if named and kept and kept[0] < label_at and blank[kept[0]]:
+        index = read(usecols=[kept[0]]).iloc[:, 0]
+        held = index.to_numpy()
+        if pd.api.types.is_integer_dtype(index.dtype) and n and (
+                np.array_equal(held, np.arange(n)) or np.array_equal(held, np.arange(1, n + 1))):
+            notes_out.append(f"ignored {_column_name(columns[kept[0]], named)}: a row index (no name, values "
+                             f"{int(index.iloc[0])}..{int(index.iloc[-1])})")
+            keep[features.index(kept[0])] = False
+            kept = kept[1:]
+    if not keep.all():
+        X = X[:, np.flatnonzero(keep)]
+    col = read(usecols=[label_at]).iloc[:, 0]
+    label_name = columns[label_at]
+    label_desc = f"label column {str(label_name)!r}" if named else f"label column {label_name}"
+    if n < 2:
+        raise too_few(where, n)
+    labels = column_labels(col, label_desc, where)
+    feature_names = tuple(str(columns[i]) for i in kept) if named else None
+    label_key: str | int = str(label_name) if named else int(label_name)
+    notes_out.append(f"read sparse: {X.shape[1]} feature columns, at most {SPARSE_MAX_DENSITY:.0%} of the values "
+                     f"of the first {min(n, n_rows)} rows non-zero")
+    return finish(name=name, path=path, fmt=fmt, sha256=sha256, X=X, labels=labels, label_desc=label_desc,
+                  label_fix=option("label"), feature_desc=lambda j: _column_name(columns[kept[j]], named),
+                  feature_names=feature_names, label=label_key, notes=tuple(notes_out), delimiter=delimiter,
+                  header=header)
+
+
+def _column_name(column: Any, named: bool) -> str:
+    return f"column {str(column)!r}" if named else f"column {column}"

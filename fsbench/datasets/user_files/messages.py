@@ -12,7 +12,8 @@ from typing import Any
 
 from fsbench.errors import DataError
 
-__all__ = ["CONFIG_OPTIONS", "count", "fail", "option", "options_named", "quote_list", "reason", "too_few"]
+__all__ = ["CONFIG_OPTIONS", "count", "fail", "format_bytes", "option", "options_named", "quote_list", "reason",
+           "too_few"]
 
 #: how messages name the settings that choose what to read: a config's keys by default, the
 #: command line's options for ``fsbench datasets info`` (a fix must name what the user can set)
@@ -62,3 +63,11 @@ def quote_list(names: Sequence[Any], *, limit: int = 5) -> str:
     if len(names) > limit + 1:
         return f"{', '.join(shown)}, ... {repr(str(names[-1]))}"
     return ", ".join(repr(str(n)) for n in names)
+
+
+def format_bytes(n: float) -> str:
+    """A size in decimal units, one decimal: "16.0 GB", "48.3 MB", "512 B"."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"

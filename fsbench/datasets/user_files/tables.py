@@ -20,7 +20,8 @@ from fsbench.datasets.user_files.messages import count, fail, option, quote_list
 from fsbench.datasets.user_files.user_data import UserData
 from fsbench.datasets.user_files.validation import finish, label_values
 
-__all__ = ["from_frame", "is_number", "read_arff", "read_parquet"]
+__all__ = ["column_index", "column_labels", "from_frame", "is_number", "read_arff", "read_parquet",
+           "refuse_non_numeric"]
 
 _NUMBER = {
     ".": re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)", re.I),
@@ -28,7 +29,7 @@ _NUMBER = {
 }
 
 
-def _column_index(columns: Sequence[Any], label: str | int | None, *, named: bool,
+def column_index(columns: Sequence[Any], label: str | int | None, *, named: bool,
                   where: str) -> int:
     """Position of the label column among ``columns`` (see :mod:`fsbench.datasets.user_files.files`)."""
     m = len(columns)
@@ -95,7 +96,7 @@ def from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
     if label is None:
         label_at = kept[-1]
     else:
-        label_at = _column_index(columns, label, named=named, where=where)
+        label_at = column_index(columns, label, named=named, where=where)
     n = len(frame)
     if named and kept[0] != label_at and blank[kept[0]]:
         first = frame.iloc[:, kept[0]]
@@ -114,6 +115,38 @@ def from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
         raise too_few(where, n)
 
     # features: numbers only
+    refuse_non_numeric(frame, features, named=named, where=where)
+    if features:
+        # Selecting columns of a frame of thousands of columns costs pandas a block each: put
+        # zeros in the other columns (the frame is ours) and select with numpy instead.
+        chosen = set(features)
+        for i in range(len(columns)):
+            if i not in chosen:
+                frame.isetitem(i, np.zeros(n))
+        X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
+        X = X[:, features] if len(features) < X.shape[1] else X
+    else:
+        X = np.empty((n, 0))
+
+    labels = column_labels(col, label_desc, where)
+    if named:
+        feature_names: tuple[str, ...] | None = tuple(str(columns[i]) for i in features)
+        label_key: str | int = str(label_name)
+    else:
+        feature_names, label_key = None, int(label_name)
+    names_of = [columns[i] for i in features]
+    return finish(name=name, path=path, fmt=fmt, sha256=sha256, X=X, labels=labels,
+                  label_desc=label_desc, label_fix=option("label"),
+                  feature_desc=lambda j: _col_name(names_of[j], named),
+                  feature_names=feature_names, label=label_key, notes=tuple(notes), **fields)
+
+
+def refuse_non_numeric(frame: Any, features: Sequence[int], *, named: bool, where: str) -> None:
+    """A DataError naming the feature columns of ``frame`` (positions ``features``) that are not
+    numeric, with an example value and the fix."""
+    import pandas as pd
+
+    columns = list(frame.columns)
     dtypes = list(frame.dtypes)
     numeric = [pd.api.types.is_numeric_dtype(dtypes[i]) for i in features]
     if not all(numeric):
@@ -130,19 +163,13 @@ def from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
         raise fail(where, f"has {len(bad)} feature {cols} not numeric ({which}); fsbench needs "
                           f"numeric features, so encode or remove {'them' if len(bad) > 1 else 'it'}, "
                           f"or {_label_hint(bad, named)}")
-    if features:
-        # Selecting columns of a frame of thousands of columns costs pandas a block each: put
-        # zeros in the other columns (the frame is ours) and select with numpy instead.
-        chosen = set(features)
-        for i in range(len(columns)):
-            if i not in chosen:
-                frame.isetitem(i, np.zeros(n))
-        X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-        X = X[:, features] if len(features) < X.shape[1] else X
-    else:
-        X = np.empty((n, 0))
 
-    # labels
+
+def column_labels(col: Any, label_desc: str, where: str) -> np.ndarray:
+    """The labels of a table's label column (a pandas Series): numbers, or stripped strings; a
+    DataError when a sample has none."""
+    import pandas as pd
+
     missing = col.isna().to_numpy()
     if missing.all():
         raise fail(where, f"has no label in any sample: its {label_desc} is empty (or NA) in every "
@@ -158,17 +185,7 @@ def from_frame(frame: Any, *, path: Path, fmt: str, name: str, sha256: str,
             values = values.astype(np.float64)
     else:
         values = np.asarray(col.astype(str).tolist(), dtype=str)
-    labels = label_values(values)
-    if named:
-        feature_names: tuple[str, ...] | None = tuple(str(columns[i]) for i in features)
-        label_key: str | int = str(label_name)
-    else:
-        feature_names, label_key = None, int(label_name)
-    names_of = [columns[i] for i in features]
-    return finish(name=name, path=path, fmt=fmt, sha256=sha256, X=X, labels=labels,
-                  label_desc=label_desc, label_fix=option("label"),
-                  feature_desc=lambda j: _col_name(names_of[j], named),
-                  feature_names=feature_names, label=label_key, notes=tuple(notes), **fields)
+    return label_values(values)
 
 
 def _label_hint(columns: Sequence[Any], named: bool) -> str:
@@ -228,7 +245,7 @@ def read_arff(path: Path, *, label: str | int | None, name: str, sha256: str) ->
         raise fail(where, f"cannot be read as an ARFF file ({reason(exc)}); fsbench reads dense "
                           "ARFF with numeric, nominal and date attributes") from exc
     names, types = list(meta.names()), list(meta.types())
-    at = _column_index(names, label, named=True, where=where)
+    at = column_index(names, label, named=True, where=where)
     features = [i for i in range(len(names)) if i != at]
     other = [i for i in features if types[i] != "numeric"]
     if other:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,10 @@ __all__ = ["UserData"]
 class UserData:
     """A user's data file, read and checked.
 
-    ``X`` float64 (n, d) C-contiguous; ``y`` int64 codes 0..c-1; ``classes`` the original labels
+    ``X`` float64 (n, d): C-contiguous, or, for a matrix the file stores sparse (svmlight, a
+    sparse .mat variable, an .npz in scipy.sparse.save_npz's layout, a wide and mostly-zero text
+    file), a ``scipy.sparse.csr_matrix`` with sorted indices and no stored zero, never densified;
+    ``y`` int64 codes 0..c-1; ``classes`` the original labels
     in sorted order (``classes[y]`` gives them back). The three arrays are read-only.
     ``feature_names`` are the feature columns' names (None where the file has none: text without
     a header, .mat, .npz, svmlight). ``label`` is the label column used in a table (its name, or
@@ -33,7 +37,7 @@ class UserData:
     path: Path
     format: str
     sha256: str
-    X: np.ndarray
+    X: Any  # np.ndarray, or scipy.sparse.csr_matrix
     y: np.ndarray
     classes: np.ndarray
     feature_names: tuple[str, ...] | None = None
@@ -61,9 +65,23 @@ class UserData:
         return tuple(int(v) for v in np.bincount(self.y, minlength=len(self.classes)))
 
     @property
+    def sparse(self) -> bool:
+        """Whether ``X`` is held sparse (CSR)."""
+        import scipy.sparse
+
+        return bool(scipy.sparse.issparse(self.X))
+
+    @property
+    def nnz(self) -> int:
+        """Stored (non-zero) values of a sparse ``X``; every value of a dense one."""
+        return int(self.X.nnz) if self.sparse else int(self.X.size)
+
+    @property
     def n_constant(self) -> int:
-        """Features with the same value in every sample."""
-        return int((np.ptp(self.X, axis=0) == 0).sum()) if self.X.size else 0
+        """Features with the same value in every sample (a sparse ``X`` is not densified)."""
+        from fsbench.datasets.user_files.validation import constant_features  # it imports this module
+
+        return constant_features(self.X)
 
     @property
     def label_source(self) -> str:
