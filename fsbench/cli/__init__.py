@@ -7,6 +7,7 @@ below registers one command group's commands on it:
 - :mod:`fsbench.cli.run`: ``run``;
 - :mod:`fsbench.cli.results`: ``table``, ``plot``, ``discard``;
 - :mod:`fsbench.cli.stats`: ``stats``;
+- :mod:`fsbench.cli.html`: ``html``;
 - :mod:`fsbench.cli.papers`: ``reproduce``, ``check``, ``report`` and ``table --paper``;
 - :mod:`fsbench.cli.datasets`: ``datasets list|info|fetch``;
 - :mod:`fsbench.cli.selectors`: ``selectors``;
@@ -21,7 +22,7 @@ configuration, engine, stats, report and papers.
 
 from __future__ import annotations
 
-from fsbench.cli import datasets, papers, rankings, results, run, selectors, stats  # noqa: F401  (register)
+from fsbench.cli import datasets, html, papers, rankings, results, run, selectors, stats  # noqa: F401  (register)
 from fsbench.cli.group import EXIT_INTERRUPTED, EXIT_TASKS_FAILED, EXIT_USER_ERROR, main
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TASKS_FAILED", "EXIT_USER_ERROR", "main"]

@@ -147,13 +147,60 @@ def check(papers: tuple[str, ...], n_jobs: int | None, data_dir: Path | None, sc
 
 
 @main.command()
+@click.option("--html", "as_html", is_flag=True,
+              help="Also write the browsable page RESULTS/html/index.html (needs plotly: pip install 'fsbench[html]').")
 @paper_layout
-def report(configs_dir: Path, results_root: Path) -> None:
-    """Write results/papers/REPORT.md from the paper results: tables, shares, claims, costs."""
+def report(as_html: bool, configs_dir: Path, results_root: Path) -> None:
+    """Write results/papers/REPORT.md from the paper results: tables, shares, claims, costs
+    (and with --html the same as a page: results/papers/html/index.html)."""
     from fsbench.papers.layout import Layout
     from fsbench.papers.report import write_report
 
-    click.echo(f"wrote {write_report(Layout(configs_dir, results_root))}")
+    layout = Layout(configs_dir, results_root)
+    if as_html:
+        from fsbench.report.html.page import plotly_js
+
+        plotly_js()  # refuse before anything is written when plotly is missing
+    click.echo(f"wrote {write_report(layout)}")
+    if as_html:
+        from fsbench.report.html.papers_page import write_papers_page
+
+        click.echo(f"wrote {write_papers_page(layout.results, _paper_sections(layout))}")
+
+
+def _paper_sections(layout: Any) -> list[Any]:
+    """What REPORT.md shows of each paper, as the objects fsbench.papers computes, for the page."""
+    import pandas as pd
+
+    from fsbench.papers import PAPERS as CITED
+    from fsbench.papers import TABLES, TITLES
+    from fsbench.papers.claims import claim_sentences, compare_variant, headline_claims
+    from fsbench.papers.tables import compare_table, reproduction_summary
+    from fsbench.report.html.papers_page import PaperSection, PaperTable, Variant
+    from fsbench.report.results import config_comment, load_results, variant_description
+
+    sections = []
+    for paper in PAPERS:
+        config = layout.config(paper)
+        result = load_results(paper, layout.results_dir(paper), config if config.is_file() else None)
+        runs = result.complete()
+        state = "not run yet" if not result.ran else ("partial" if result.partial else "complete")
+        present = set(runs["dataset"]) if runs is not None else set()
+        pending = [d for d in result.planned_datasets if d not in present]
+        tables = [PaperTable(f"{paper} {t.name}", list(t.row_titles), list(t.column_titles),
+                             compare_table(t, runs, pending, result.skipped)) for t in TABLES[paper]]
+        ks = sorted({k for t in TABLES[paper] for k in t.ks})
+        variants = []
+        for variant_config in layout.variants(paper):
+            variant = load_results(variant_config.stem, layout.variant_dir(variant_config), variant_config)
+            both = result.ran and variant.ran
+            variants.append(Variant(variant.name, variant_description(variant_config), variant.results_dir,
+                                    compare_variant(result.complete(), variant.complete(), ks) if both else None))
+        sections.append(PaperSection(
+            paper, TITLES[paper], CITED[paper].citation, config_comment(config) if config.is_file() else "",
+            result.results_dir, state, reproduction_summary(pd.concat([t.comparison for t in tables])),
+            tables, claim_sentences(paper, headline_claims(paper, runs)) if runs is not None else [], variants))
+    return sections
 
 
 def paper_table(paper: str, results_dir: Path | None, *, fmt: str, classifier: str | None) -> str:

@@ -81,6 +81,8 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     written = [result.out_dir / name for name in names] + list(figures)
     click.echo(f"{result.n_tasks} tasks ({result.n_resumed} resumed) in {result.seconds:.1f} s; wrote "
                f"{', '.join(str(p) for p in written)} and the task files in {result.out_dir / 'tasks'}/")
+    if len(result.runs):  # the last line of the output: how to browse what was written
+        click.echo(f"Browse the results: fsbench html {result.out_dir}")
     if result.failed:
         click.echo(f"Error: {len(result.failed)} of {result.n_tasks} tasks failed (failures.csv); run the same "
                    "command again to retry them:", err=True)
