@@ -48,7 +48,8 @@ def datasets_info(name: str, data_dir: Path | None, label: str | None, x: str | 
     """Everything the registry knows about dataset NAME (aliases accepted), or how fsbench
     reads the data file NAME (a path: an existing file, or one with a folder or a data file
     extension): its format, shape, label column, classes with their sizes, constant features
-    and sha256. --label, --x and --y are a config's label:, x: and y:. With --config, NAME is a
+    and sha256; for data the file stores sparse, its non-zeros, density and the dense size it
+    avoids, read without densifying. --label, --x and --y are a config's label:, x: and y:. With --config, NAME is a
     dataset of that config: one with known relevant features (generate:, probes:, relevant:) is
     built and described with its relevant set and probes.
     """

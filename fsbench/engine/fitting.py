@@ -80,7 +80,7 @@ def selector_identity(sel: SelectorConfig, sparse: bool = False) -> str:
     built-in (``fsbench.selectors.sparse_code`` for one fitted on sparse data through its sparse
     route: ``sparse`` and ``fsbench.selectors.accepts_sparse``), :func:`fsbench.plugins.plugin_code`
     for a user's selector."""
-    return _selector_source(sel.name, sel.kind, sparse)[1]
+    return (_selector_source(sel.name, sel.kind, sparse) if sparse else _selector_source(sel.name, sel.kind))[1]
 
 
 def sparse_route(name: str, kind: str) -> bool:
@@ -231,7 +231,7 @@ def fit_selector(
     cache).
     """
     sparse = bool(scipy.sparse.issparse(X))
-    build, code, uses_seed = _selector_source(name, kind, sparse)
+    build, code, uses_seed = _selector_source(name, kind, sparse) if sparse else _selector_source(name, kind)
     seed_arg = seed if uses_seed else None
     key = ranking_key(name, params, X, y, seed_arg, code)
     if cache is not None and (hit := load_ranking(cache, key)) is not None:
