@@ -17,6 +17,10 @@ Its modules: :mod:`~fsbench.datasets.registry` (names, aliases, shapes, sources,
 A user's own data file (CSV/TSV/text, Parquet, ARFF, .mat, .npz, svmlight) is read and checked by
 :func:`read_data_file` (the subpackage :mod:`fsbench.datasets.user_files`;
 :mod:`fsbench.datasets.user_files.files` states the rules), which returns a :class:`UserData`.
+A matrix a file stores sparse (svmlight, a sparse .mat variable, an .npz in
+``scipy.sparse.save_npz``'s layout, a wide mostly-zero text file) stays sparse: ``UserData.X`` is
+then a read-only ``scipy.sparse.csr_matrix`` (float64, sorted indices), checked on its stored
+values without densifying. The registry's datasets are dense files and load dense.
 
 Data whose relevant features are known: :mod:`~fsbench.datasets.synthetic` generates them
 (``classification``, ``madelon``, ``xor``) and appends probes to real data;

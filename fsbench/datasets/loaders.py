@@ -2,6 +2,11 @@
 
 Every problem with a file is a :class:`fsbench.errors.DataError` whose message names the file,
 what is wrong, and how to fix it.
+
+The registry's files are dense and a registered dataset loads dense (:func:`as_matrix` densifies a
+sparse variable): the papers' results were computed on dense matrices of a few thousand features,
+and their rows' code identities are the dense route's. Users' files keep a sparse matrix sparse
+(:mod:`fsbench.datasets.user_files`).
 """
 
 from __future__ import annotations
