@@ -11,14 +11,17 @@ __all__ = ["selectors"]
 
 @main.command()
 def selectors() -> None:
-    """List every registered selector: a one-line description, then each parameter with its
-    allowed values and default (a config's params and grid are checked against them)."""
+    """List every registered selector: a one-line description, whether it reads sparse (CSR) data
+    and how, or that it needs dense data, then each parameter with its allowed values and default
+    (a config's params and grid are checked against them)."""
     from fsbench.configuration.parse import RESERVED_PARAMS
-    from fsbench.selectors import registry
+    from fsbench.selectors import SPARSE_ROUTES, registry
     from fsbench.selectors.base import format_value
 
     for info in registry().values():
         click.echo(f"{info.name:<10} {info.summary}")
+        route = SPARSE_ROUTES.get(info.name)
+        click.echo(f"{'':<10} sparse data: {route or 'no, needs dense data'}")
         shown = [k for k in info.params if k != "n_features_to_select"]
         for k in shown:
             if k in RESERVED_PARAMS:

@@ -99,7 +99,7 @@ def sparse_code(name: str) -> str:
     module it imports) and of :func:`fsbench.selectors.selector_code` of ``name``; an edit of
     either changes it."""
     if not accepts_sparse(name):
-        raise ValueError(f"selector {name!r} does not read sparse data; fit it on dense data.")
+        raise ValueError(f"selector {name!r} does not read sparse data, so its rows have no sparse code.")
     route = module_digest(__name__, SELECTOR_SCOPE)
     return hashlib.sha256(f"{route} {selector_code(name)}".encode()).hexdigest()[:16]
 
@@ -133,16 +133,18 @@ def dense_fit_bytes(name: str, n_samples: int, n_features: int) -> int:
     if name in ("random",):
         return m
     if name in ("fisher", "fstat", "trace_ratio"):
-        return 3 * m  # X - class means, and the per-class row copies summed in order
+        return 4 * m  # X - class means, the per-class row copies and their running sums
     if name == "ttest":
         return 4 * m
     if name == "variance":
-        return 4 * m  # sorted copy, deviations, running sums
+        return 5 * m  # sorted copy, deviations, their squares' running sums
     if name == "gini":
-        return m + 8 * 8 * min(n * d, 2_000_000)  # blocks of 2e6 values, eight int64 arrays each
+        return m + 12 * 8 * min(n * d, 2_000_000)  # blocks of 2e6 values, a dozen 8-byte arrays each
     if name in ("kruskal", "auc"):
         return m + 12 * 8 * min(n * d, 1 << 20)  # blocks of 2^20 values
-    if name in ("chi2", "infogain", "su", "cfs", "fcbf", "mim", "mrmr", *_GREEDY):
+    if name == "mrmr":
+        return 8 * m  # the discretization below, then the candidates' codes and cell codes
+    if name in ("chi2", "infogain", "su", "cfs", "fcbf", "mim", *_GREEDY):
         # discretization: deviations, their squares, running sums (mean_std) or sort order, sorted
         # values, ranks (quantile); int64 codes and the engines' int64 cell codes
         return 7 * m
@@ -159,13 +161,13 @@ def dense_fit_bytes(name: str, n_samples: int, n_features: int) -> int:
     if name == "rfs":
         return 3 * m + 2 * 8 * min(n, d + 1) ** 2  # the n x n or (d + 1) x (d + 1) system
     if name == "dso":
-        return 4 * m + 4 * 8 * min(n, d + 1) ** 2
+        return 7 * m + 4 * 8 * min(n, d + 1) ** 2
     if name in ("ll_l21", "ls_l21"):
         return 3 * m  # centred copy and products of its size
     if name == "stability_selection":
         return 3 * m  # half-sample copies and LIBLINEAR's
     if name in ("rf_importance", "permutation"):
-        return 3 * m  # float32 round trip, the trees' copy
+        return 3 * m + 400_000 * n  # float32 round trip, the trees' copy; 500 trees of 2 n nodes
     # relieff and the surf family: normalized (feature-major) copies, kept distance tiles
     return 3 * m + min(8 * n * n, (1 << 28) + (1 << 26)) + 8 * (1 << 24)
 
@@ -179,11 +181,11 @@ def fit_sparse(selector: BaseSelector, X: sp.spmatrix, y: np.ndarray) -> BaseSel
     name = getattr(type(selector), "registry_name", None)
     if name not in SPARSE_ROUTES or get_selector(name).cls is not type(selector):
         label = name if name is not None else type(selector).__name__
-        raise ValueError(f"selector {label!r} does not read sparse data; fit it on dense data "
+        raise ValueError(f"selector {label!r} does not read sparse data, so fit it on dense data "
                          f"(sparse routes: {', '.join(sorted(SPARSE_ROUTES))}).")
     if not sp.issparse(X):
-        raise ValueError(f"fit_sparse takes a scipy.sparse CSR matrix, got {type(X).__name__}; "
-                         "fit dense data with the selector's fit.")
+        raise ValueError(f"fit_sparse takes a scipy.sparse CSR matrix, not a {type(X).__name__}, "
+                         "so fit dense data with the selector's own fit.")
     selector._validate_params()
     selector.check_params()
     X = check_array(X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=True)
@@ -331,8 +333,9 @@ def _su(selector, X, y, classes):
     return equalize_su_ties(su, joint, denom)
 
 
-def _it_states(selector: BaseSelector, block: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
-    """``_it_engine.feature_states`` of a block whose first column is feature ``start``."""
+def _it_states(selector: BaseSelector, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_it_engine.feature_states`` of a block, without its refusal of features with too many
+    values (``_too_many_states`` names the first of all features)."""
     if selector.discretize != "none":
         codes, n_states = _states(selector, block)
         return codes, np.full(block.shape[1], n_states, dtype=np.intp)
@@ -373,7 +376,7 @@ def _mim(selector, X, y, classes):
     states = np.empty(d, dtype=np.intp)
     unit = 1.0
     for start, stop, block in column_blocks(X):
-        codes, states[start:stop] = _it_states(selector, block, start)
+        codes, states[start:stop] = _it_states(selector, block)
         if selector.discretize == "none" and np.any(states[start:stop] > MAX_STATES):
             continue  # refused below, naming the first such feature of all
         tables = Tables(codes, states[start:stop], y, classes.size)
@@ -390,7 +393,7 @@ def _greedy(selector, X, y, classes):
     codes = np.empty((n, d), dtype=np.intp)
     states = np.empty(d, dtype=np.intp)
     for start, stop, block in column_blocks(X):
-        codes[:, start:stop], states[start:stop] = _it_states(selector, block, start)
+        codes[:, start:stop], states[start:stop] = _it_states(selector, block)
     _too_many_states(states)
     n_select = max(int(selector.n_features_to_select), int(selector.n_ranked))
     result = select_states(codes, states, y, classes.size, selector.criterion, n_select=n_select,
