@@ -104,6 +104,7 @@ def test_sparse_fit_equals_the_dense_fit_bit_for_bit(small_blocks, name, params,
     assert np.array_equal(dense.ranking_, sparse.ranking_)
 
 
+@pytest.mark.parametrize("name", ["kruskal", "auc", "chi2", "infogain"])
 def test_the_problem_has_near_ties_across_blocks(name):
     """The dense fit on each block alone differs from the fit on all columns: these methods' exact
     near-tie pass depends on all features, so the equality above is not reached block by block."""
