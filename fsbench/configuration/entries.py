@@ -160,18 +160,21 @@ def parse_classifiers(r: Reader, node: Located, path: str = "classifiers") -> tu
                 params["backend"] = "auto"  # a config's default; recorded, so it never passes for libsvm
         spec = classifier_spec(kind, label=label, params=params, grid=grid)
         auto = kind == "linear_svm" and params["backend"] == "auto"
-        try:
-            # auto runs either estimator: its parameters must suit both (checked with each)
-            checked = [check_classifier_spec(_with_backend(spec, b)) for b in BACKENDS if b != "auto"] if auto \
-                else [check_classifier_spec(spec)]
-        except ClassifierSpecError as exc:
-            top = (exc.where or "").split(".")[0].split("[")[0]
-            at = m.get(top) or m.get("class") or m["name"]
-            why = str(exc).rstrip(".")
-            if auto:
-                why += (" (backend auto runs SVC or LinearSVC by the training part's size; pin backend: libsvm or "
-                        "liblinear for a parameter of one of them)")
-            r.fail(at, join_key(where, exc.where) if exc.where else where, why + ".")
+        checked = []
+        # auto runs either estimator: its parameters must suit both (checked with each)
+        for backend in ("libsvm", "liblinear") if auto else (None,):
+            try:
+                checked.append(check_classifier_spec(_with_backend(spec, backend) if auto else spec))
+            except ClassifierSpecError as exc:
+                top = (exc.where or "").split(".")[0].split("[")[0]
+                at = m.get(top) or m.get("class") or m["name"]
+                why = str(exc).rstrip(".")
+                if auto:
+                    side = (f"above {LIBSVM_MAX_TRAIN} training samples" if backend == "liblinear"
+                            else f"up to {LIBSVM_MAX_TRAIN} training samples")
+                    why = (f"with backend auto, which runs {backend} {side}, {why}; pin backend: libsvm or "
+                           "liblinear to use a parameter of one of them")
+                r.fail(at, join_key(where, exc.where) if exc.where else where, why + ".")
         spec = _with_backend(checked[0], "auto") if auto else checked[0]
         if any(s.label == spec.label for s in specs):
             r.fail(m["name"], join_key(where, "name"),
