@@ -142,6 +142,26 @@ def test_a_classifiers_list_resolves_auto_and_names_it(tmp_path: Path):
     assert runs.loc["pinned", "n_correct"] == _counts(svc, y_test)[0]
 
 
+def test_rankings_check_replays_auto_rows_with_the_backend_they_ran(tmp_path: Path):
+    from fsbench.engine.check_rankings import check_rankings
+
+    _, data, result = _run(tmp_path, 320, "classifier: {name: linear_svm, C: [0.01, 1]}", 400)
+    assert {json.loads(p)["backend"] for p in result.runs["classifier_params"]} == {"liblinear"}
+    assert check_rankings(tmp_path / "out", data=data) == []  # replayed with LinearSVC: every row reproduced
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv.gz")
+    X_train, y_train, X_test, y_test, seed = _by_hand(*_experiment_and_data(), tmp_path / "out")
+    C = float(runs["C"].item())
+    svc = SVC(kernel="linear", C=C).fit(X_train, y_train).predict(X_test)
+    assert _counts(svc, y_test)[0] != runs["n_correct"].item(), "a LIBSVM replay would have dropped the ranking"
+
+
+def _experiment_and_data():
+    X, y = _problem(400)
+    experiment = parse_experiment(_config(320, "classifier: {name: linear_svm, C: [0.01, 1]}"),
+                                  dataset_resolver=lambda name: SimpleNamespace(name=name, n_features=8))
+    return experiment, {"toy": SimpleNamespace(X=X, y=y)}
+
+
 def test_pinned_rows_keep_their_columns(tmp_path: Path):
     _, _, result = _run(tmp_path, 30, "classifier: {name: linear_svm, backend: libsvm, C: 1}", 60)
     assert "classifier_params" not in result.runs.columns  # as the papers' committed rows
