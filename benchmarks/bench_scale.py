@@ -189,7 +189,7 @@ def size_table(sub: pd.DataFrame, axis: str, with_method: bool = False) -> list[
     sizes = sorted(sub[axis].unique())
     head = "| method | name |" if with_method else "| name |"
     lines = [head + " " + " | ".join(f"{axis} = {s:,}" for s in sizes) + " |",
-             "|---|" * (1 + with_method) + "---:|" * len(sizes)]
+             "|" + "---|" * (1 + with_method) + "---:|" * len(sizes)]
     for (method, name), rows in sub.groupby(["method", "name"], sort=True):
         by_size = {r[axis]: format_cell(r) for _, r in rows.iterrows()}
         lines.append(("| " + method + " " if with_method else "") + f"| {name} | "
@@ -214,17 +214,20 @@ def exponents(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ratios(df: pd.DataFrame) -> pd.DataFrame:
-    """peer CPU time / fsbench CPU time at every size both measured (fsbench's paired row where the peer
-    has one, else the default selector's row)."""
+    """peer CPU time / fsbench CPU time at every size where fsbench was measured (fsbench's paired row where
+    the peer has one, else the default selector's row): ``bound`` "=" where the peer was measured too, ">"
+    (the cap over fsbench's time) where the peer was beyond the time cap."""
     out = []
-    for _, peer in df[(df.what == "peer") & (df.status == "ok")].iterrows():
+    for _, peer in df[(df.what == "peer") & df.status.isin(["ok", "beyond_time_cap"])].iterrows():
         mine = df[(df.label == peer.label) & (df.n == peer.n) & (df.d == peer.d) & (df.status == "ok")]
         mine = mine[(mine.what == "paired") & (mine.name == peer.pair)] if peer.pair else \
             mine[(mine.what == "selector") & (mine.name == peer.method)]
         if len(mine):
+            ok = peer.status == "ok"
             out.append({"label": peer.label, "axis": peer.axis, "method": peer.method, "peer": peer["name"],
-                        "n": peer.n, "d": peer.d, "ratio": peer.cpu_s / mine.cpu_s.iloc[0]})
-    return pd.DataFrame(out, columns=["label", "axis", "method", "peer", "n", "d", "ratio"])
+                        "n": peer.n, "d": peer.d, "bound": "=" if ok else ">",
+                        "ratio": (peer.cpu_s if ok else peer.cap_s) / mine.cpu_s.iloc[0]})
+    return pd.DataFrame(out, columns=["label", "axis", "method", "peer", "n", "d", "bound", "ratio"])
 
 
 def _versions() -> str:
@@ -295,9 +298,10 @@ def render_markdown(df: pd.DataFrame) -> str:
             lines.append("")
         rat = ratios(sub)
         if len(rat):
-            lines += ["### Peer / fsbench CPU time", "",
+            lines += ["### Peer / fsbench CPU time (how many times faster fsbench is)", "",
                       "fsbench's time is the paired row's (the peer's parameters and input) where the peer has "
-                      "one, else the default selector's.", ""]
+                      "one, else the default selector's; \"> \": the peer passed the time cap (or a smaller size "
+                      "did), so the ratio is at least the cap over fsbench's time.", ""]
             for axis in ("n", "d"):
                 part = rat[rat.axis == axis]
                 if not len(part):
@@ -306,9 +310,8 @@ def render_markdown(df: pd.DataFrame) -> str:
                 lines += ["| method | peer | " + " | ".join(f"{axis} = {s:,}" for s in sizes) + " |",
                           "|---|---|" + "---:|" * len(sizes)]
                 for (method, peer), rows in part.groupby(["method", "peer"], sort=True):
-                    by = dict(zip(rows[axis], rows.ratio, strict=True))
-                    lines.append(f"| {method} | {peer} | " + " | ".join(
-                        f"{by[s]:.2g}x" if s in by else "" for s in sizes) + " |")
+                    by = {r[axis]: ("> " if r.bound == ">" else "") + f"{r.ratio:,.3g}x" for _, r in rows.iterrows()}
+                    lines.append(f"| {method} | {peer} | " + " | ".join(by.get(s, "") for s in sizes) + " |")
                 lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -492,7 +495,7 @@ def run_child(argv: list[str], cap_s: float, max_bytes: int, log: Path) -> Child
                 os.killpg(proc.pid, signal.SIGKILL)
                 pid, status, usage = os.wait4(proc.pid, 0)
                 break
-            time.sleep(0.1)
+            time.sleep(min(1.0, 0.05 + (time.perf_counter() - t0) / 30))  # short fits end soon; long ones polled less
         wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     if timed_out:

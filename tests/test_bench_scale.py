@@ -129,6 +129,12 @@ def test_size_table_puts_capped_cells_in_their_columns(bench):
         "| fisher |  | 0.02 / 150 |  |",
         "| relieff | 0.5 / 200 | > 300 s | > cap (predicted 5,000 s) |",
     ]
+    assert bench.size_table(df[df.n == 300], "n", with_method=True) == [
+        "| method | name | n = 300 |",
+        "|---|---|---:|",
+        "| fisher | fisher | 0.02 / 150 |",
+        "| relieff | relieff | > 300 s |",
+    ]
 
 
 def test_ratio_uses_the_paired_row_when_the_peer_has_one(bench):
@@ -138,9 +144,12 @@ def test_ratio_uses_the_paired_row_when_the_peer_has_one(bench):
         _row(what="peer", name="peer A", method="mim", pair="mim(discretize=none) on prep", cpu_s=10.0),
         _row(what="peer", name="peer B", method="mim", pair="", cpu_s=10.0),
         _row(what="peer", name="peer C", method="mim", pair="", status="beyond_time_cap"),
+        _row(what="peer", name="peer D", method="mim", pair="", status="predicted_beyond_cap", predicted_s=900.0),
+        _row(what="peer", name="peer E", method="mim", pair="", n=300, cpu_s=1.0),  # fsbench not measured there
     ])
-    got = bench.ratios(df).set_index("peer").ratio.to_dict()
-    assert got == {"peer A": 40.0, "peer B": 20.0}
+    got = bench.ratios(df).set_index("peer")
+    assert got.ratio.to_dict() == {"peer A": 40.0, "peer B": 20.0, "peer C": 600.0}  # C: cap 300 s / 0.5 s
+    assert got.bound.to_dict() == {"peer A": "=", "peer B": "=", "peer C": ">"}
 
 
 def test_table_written_row_by_row_reads_back_typed(bench, tmp_path):
