@@ -31,18 +31,25 @@ __all__ = ["run"]
               help="Recompute the tasks whose rows other code computed (a selector or the protocol changed) "
                    "instead of stopping.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--dry-run", is_flag=True,
+              help="Check the config and print the number of tasks and their estimated compute and wall time per "
+                   "dataset and selector; compute and write nothing.")
 @scheduler_option
 def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | None, force: bool,
-        skip_missing: bool, recompute_stale: bool, quiet: bool, scheduler: str | None) -> None:
+        skip_missing: bool, recompute_stale: bool, quiet: bool, dry_run: bool, scheduler: str | None) -> None:
     """Run the experiment described by the YAML file CONFIG.
 
     Every task (dataset x split x selector) is saved as soon as it finishes, so an interrupted
     run (Ctrl-C, SIGTERM, a full disk) resumes where it stopped when the same command is run
     again. Writes runs.csv.gz, the resolved config.yaml, runlog.jsonl, table.md and
     curves.png/.pdf to the results folder; only one run at a time may write a folder.
+
+    A run predicted to take more than an hour says so before its first task starts; --dry-run
+    prints the prediction (fsbench.engine.cost_model) and runs nothing.
     """
     from fsbench.configuration.parse import load_experiment
     from fsbench.engine.console import INTERRUPTED, Progress, sigterm_as_interrupt
+    from fsbench.engine.cost_model import estimate_run, format_estimate, load_run_data, over_an_hour, starting_estimate
     from fsbench.engine.runner import run_experiment
     from fsbench.report import format_table, plot_curves
     from fsbench.storage.atomic import atomic_write_text
@@ -51,12 +58,25 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
 
     experiment = load_experiment(config)
     out = out or Path("results") / experiment.name
+    if dry_run:
+        click.echo(format_estimate(estimate_run(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
+                                                skip_missing=skip_missing, recompute_stale=recompute_stale,
+                                                scheduler=scheduler)))
+        return
+    data, _ = load_run_data(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=skip_missing)
     progress = Progress(experiment.name, out, quiet=quiet)
+
+    def start(n_pending: int, n_total: int) -> None:  # checked and restored, nothing run yet
+        warning = over_an_hour(starting_estimate(experiment, data, out, n_jobs=n_jobs, scheduler=scheduler))
+        if warning is not None:
+            click.echo(warning, err=True)
+        progress.start(n_pending, n_total)
+
     try:
         with sigterm_as_interrupt():
-            result = run_experiment(experiment, out, data_dir=data_dir, n_jobs=n_jobs, force=force,
+            result = run_experiment(experiment, out, data=data, data_dir=data_dir, n_jobs=n_jobs, force=force,
                                     skip_missing=skip_missing, recompute_stale=recompute_stale,
-                                    on_start=progress.start, on_task_done=progress.done, on_note=progress.note,
+                                    on_start=start, on_task_done=progress.done, on_note=progress.note,
                                     scheduler=scheduler, on_running=progress.running)
     except KeyboardInterrupt:  # the run's workers are stopped already (fsbench.engine.workers)
         progress.close()
