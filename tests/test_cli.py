@@ -328,7 +328,7 @@ def test_discard_removes_one_selector_and_the_next_run_recomputes_only_it(runner
                                   before.sort_values(key).reset_index(drop=True))
 
 
-def test_off_a_terminal_progress_is_counted_lines_and_the_last_line_names_every_file(runner, tmp_path):
+def test_off_a_terminal_progress_is_counted_lines_and_the_files_line_names_every_file(runner, tmp_path):
     out = tmp_path / "res"
     result = runner.invoke(main, ["run", str(_config(tmp_path)), "--out", str(out), "-j", "1"])
     assert result.exit_code == 0, result.output
@@ -337,7 +337,9 @@ def test_off_a_terminal_progress_is_counted_lines_and_the_last_line_names_every_
     n_tasks = len(list((out / "tasks").glob("*.json")))
     assert counts and counts[-1].startswith(f"clitest: {n_tasks}/{n_tasks} tasks")
     assert not any(line.strip() == "tasks" for line in lines)
-    last = lines[-1]
+    # the last line names the command that makes the results' page; the line before it, every file written
+    assert lines[-1].strip().endswith(f"fsbench html {out}"), lines[-1]
+    last = lines[-2]
     for name in ("config.yaml", "runs.csv.gz", "rankings.csv.gz", "runlog.jsonl", "table.md", "curves.png",
                  "curves.pdf", "tasks"):
         assert str(out / name) in last, (name, last)
