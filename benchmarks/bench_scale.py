@@ -252,6 +252,19 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def coverage(sub: pd.DataFrame) -> str:
+    """How much of the run the rows hold: their count by status, and the sizes reached on each axis."""
+    counts = sub.status.str.split(":").str[0].value_counts()
+    counts = counts.sort_index().sort_values(ascending=False, kind="stable")  # ties by name
+    reached = []
+    for axis in ("n", "d", "protocol"):
+        sizes = sorted(sub.loc[sub.axis == axis, "d" if axis == "d" else "n"].unique())
+        if sizes:
+            reached.append(f"{axis} {', '.join(f'{s:,}' for s in sizes)}")
+    return (f"{len(sub)} rows: " + ", ".join(f"{count} {status}" for status, count in counts.items())
+            + "; sizes reached: " + "; ".join(reached) + ".")
+
+
 def render_markdown(df: pd.DataFrame) -> str:
     """``scale.md``: per label, a table per size axis (selectors, peers and fsbench at the peers'
     settings, protocol), the growth exponents and the peer / fsbench ratios."""
@@ -270,7 +283,8 @@ def render_markdown(df: pd.DataFrame) -> str:
                   "(data loading and the peers' prepared input not timed) / peak resident MB of the child process "
                   "(its imports and data included); \"> cap\": stopped at a cap, or not run because a smaller "
                   "size was, or predicted beyond it (`status`, `note` and `predicted_s` in the CSV); \"error\": "
-                  "the message is in the CSV's `status`.", ""] if dates else []
+                  "the message is in the CSV's `status`.", "",
+                  coverage(sub), ""] if dates else []
         for what, title in (("selector", "Selectors (default parameters, k = min(100, d))"),
                             ("peer", "Peers (as the cases of bench_baselines.py / bench_filters.py call them)"),
                             ("paired", "fsbench at the peers' settings (their parameters, on their prepared "
@@ -436,11 +450,13 @@ def find_case(entry_what: str, name: str) -> tuple[Any, dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- child processes
-def _limit_memory(max_bytes: int) -> Callable[[], None]:
-    def limit() -> None:
+def _in_own_group_limited(max_bytes: int) -> Callable[[], None]:
+    """In the child before it starts: its own process group (killed as one) and the address-space limit."""
+    def setup() -> None:
+        os.setpgid(0, 0)
         resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
 
-    return limit
+    return setup
 
 
 def child_env() -> dict[str, str]:
@@ -484,7 +500,7 @@ def run_child(argv: list[str], cap_s: float, max_bytes: int, log: Path) -> Child
     with open(log, "w") as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=child_env(),
-                                start_new_session=True, preexec_fn=_limit_memory(max_bytes))
+                                preexec_fn=_in_own_group_limited(max_bytes))
         timed_out = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)

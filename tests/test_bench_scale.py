@@ -170,3 +170,11 @@ def test_table_written_row_by_row_reads_back_typed(bench, tmp_path):
     assert resumed.find("before", entry, 300, 1000)["status"] == "predicted_beyond_cap"
     assert resumed.find("after", entry, 300, 1000) is None
     assert [p.n for p in resumed.history("before", entry)] == [100, 300]
+
+
+def test_coverage_counts_statuses_and_lists_the_sizes_reached(bench):
+    df = pd.DataFrame([_row(n=100, cpu_s=0.1, peak_mb=1.0), _row(n=300, status="error: ValueError: bad"),
+                       _row(axis="d", n=200, d=10_000, status="beyond_time_cap"),
+                       _row(axis="d", n=200, d=1_000, cpu_s=0.1, peak_mb=1.0)])
+    assert bench.coverage(df) == ("4 rows: 2 ok, 1 beyond_time_cap, 1 error; sizes reached: n 100, 300; "
+                                  "d 1,000, 10,000.")
