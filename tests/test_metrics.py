@@ -427,7 +427,7 @@ preprocessing: {standardize: train}
 protocol: {kind: kfold, n_splits: 3, n_repeats: 2}
 inner_cv: {n_splits: 3}
 selectors: [fisher, random]
-classifier: {name: linear_svm, C: 0.01}
+classifier: {name: linear_svm, backend: libsvm, C: 0.01}
 n_features: [6, 12]
 n_jobs: 1
 """

@@ -192,7 +192,7 @@ def digits_config(folder: Path, name: str, selectors: list[str], n_trials: int, 
         protocol: {{kind: holdout, train_size: 0.5, n_trials: {n_trials}}}
         selectors:
     """) + "".join(f"  - {entry}\n" for entry in selectors) + textwrap.dedent(f"""
-        classifier: {{name: linear_svm, C: 1}}
+        classifier: {{name: linear_svm, backend: libsvm, C: 1}}
         n_features: {n_features}
     """))
     return config

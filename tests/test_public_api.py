@@ -27,7 +27,7 @@ datasets: [digits]
 preprocessing: {standardize: train}
 protocol: {kind: holdout, train_size: 0.6, n_trials: 2}
 selectors: [fisher, random]
-classifier: {name: linear_svm, C: 0.1}     # fixed: no inner CV, so plain SVC(C=0.1) is the refit
+classifier: {name: linear_svm, backend: libsvm, C: 0.1}  # fixed: no inner CV, so plain SVC(C=0.1) is the refit
 n_features: [5, 10, 20]
 n_jobs: 1
 """

@@ -191,7 +191,7 @@ datasets: [digits]
 preprocessing: {standardize: global}
 protocol: {kind: kfold, n_splits: 3, n_repeats: 2, select_on: all}
 selectors: [fstat]
-classifier: {name: linear_svm, C: 1}
+classifier: {name: linear_svm, backend: libsvm, C: 1}
 n_features: [4, 16]
 """
     exp = parse_experiment(text, "leak.yaml", dataset_resolver=lambda n: _Spec("digits", 64))
