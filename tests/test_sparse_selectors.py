@@ -399,3 +399,35 @@ def test_dense_fit_bytes_bounds_the_measured_peak(name):
     finally:
         tracemalloc.stop()
     assert peak + X.nbytes <= dense_fit_bytes(name, n, d)
+
+
+@pytest.mark.parametrize("name", ["fisher", "chi2", "mim", "kruskal", "mrmr", "jmi", "l1svm", "cssvm", "random"])
+def test_sparse_fit_bytes_bounds_the_measured_peak(name):
+    """tracemalloc's peak of the sparse fit on 400 x 6,000 CSR at 1 % (the matrix allocated before)."""
+    from fsbench.selectors import sparse_fit_bytes
+
+    rng = np.random.default_rng(1)
+    n, d = 400, 6000
+    X = sp.random(n, d, density=0.01, format="csr", random_state=rng)
+    y = np.arange(n) % 3
+    sel = make_selector(name)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit_sparse(sel, X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= sparse_fit_bytes(name, n, d, X.nnz)
+
+
+def test_sparse_fit_bytes_of_the_states_grows_with_n_times_d_whatever_the_density():
+    from fsbench.selectors import sparse_fit_bytes
+
+    for name in ("mrmr", "jmi"):
+        assert sparse_fit_bytes(name, 20_000, 100_000, 2_000_000) >= 16 * 20_000 * 100_000
+    assert sparse_fit_bytes("fisher", 20_000, 100_000, 2_000_000) < 2_000_000_000
+    with pytest.raises(ValueError, match="does not read sparse data"):
+        sparse_fit_bytes("relieff", 10, 10, 5)

@@ -10,7 +10,7 @@ The code identity a selector's rows carry is :func:`selector_code`, within :data
 (the evaluation protocol's is :func:`fsbench.evaluation.protocol_code`).
 
 Sparse (CSR) data: :func:`accepts_sparse`, :func:`fit_sparse`, :func:`sparse_code`,
-:func:`dense_fit_bytes` and :data:`SPARSE_ROUTES`, from :mod:`fsbench.selectors.sparse_input`,
+:func:`dense_fit_bytes`, :func:`sparse_fit_bytes` and :data:`SPARSE_ROUTES`, from :mod:`fsbench.selectors.sparse_input`,
 which is imported on first use of one of them (it imports the selector modules).
 
 May import: errors, fixed_order, code_identity, storage and datasets.
@@ -33,10 +33,10 @@ from fsbench.selectors.base import BaseSelector, describe_constraints, rank_by_s
 
 __all__ = ["SELECTOR_SCOPE", "SPARSE_ROUTES", "BaseSelector", "SelectorInfo", "accepts_sparse", "dense_fit_bytes",
            "fit_sparse", "get_selector", "make_selector", "rank_by_scores", "register", "registry", "selector_code",
-           "sparse_code"]
+           "sparse_code", "sparse_fit_bytes"]
 
 #: the names of the sparse route (:mod:`fsbench.selectors.sparse_input`), resolved on first use
-_SPARSE_NAMES = ("SPARSE_ROUTES", "accepts_sparse", "dense_fit_bytes", "fit_sparse", "sparse_code")
+_SPARSE_NAMES = ("SPARSE_ROUTES", "accepts_sparse", "dense_fit_bytes", "fit_sparse", "sparse_code", "sparse_fit_bytes")
 
 _REGISTRY: dict[str, type[BaseSelector]] = {}
 _loaded = False

@@ -58,7 +58,8 @@ from fsbench.selectors.l1svm import _dual_value
 from fsbench.selectors.su import equalize_su_ties, su_parts
 from fsbench.selectors.trace_ratio import fisher_traces, trace_ratio_search
 
-__all__ = ["BLOCK_VALUES", "SPARSE_ROUTES", "accepts_sparse", "dense_fit_bytes", "fit_sparse", "sparse_code"]
+__all__ = ["BLOCK_VALUES", "SPARSE_ROUTES", "accepts_sparse", "dense_fit_bytes", "fit_sparse", "sparse_code",
+           "sparse_fit_bytes"]
 
 #: values densified at once: a block of columns holds at most this many float64 values (64 MB)
 BLOCK_VALUES = 2**23
@@ -170,6 +171,33 @@ def dense_fit_bytes(name: str, n_samples: int, n_features: int) -> int:
         return 3 * m + 400_000 * n  # float32 round trip, the trees' copy; 500 trees of 2 n nodes
     # relieff and the surf family: normalized (feature-major) copies, kept distance tiles
     return 3 * m + min(8 * n * n, (1 << 28) + (1 << 26)) + 8 * (1 << 24)
+
+
+def sparse_fit_bytes(name: str, n_samples: int, n_features: int, n_nonzero: int) -> int:
+    """An estimate of the peak memory, in bytes, of :func:`fit_sparse` for selector ``name`` on
+    ``n_samples`` x ``n_features`` CSR data with ``n_nonzero`` stored values, beyond the matrix itself.
+
+    The column-block routes hold one densified block (:data:`BLOCK_VALUES` values) and its
+    temporaries plus a few arrays per feature; the greedy information-theoretic criteria and mRMR
+    hold the states of every value (the engine's int64 codes and cell codes: 16 bytes per value),
+    besides a block, so their memory grows with n x d whatever the density; LIBLINEAR (l1svm, cssvm) copies the
+    stored values with their indices (16 bytes each) per fit. Used to refuse a sparse fit that
+    would not fit in memory, as :func:`dense_fit_bytes` is for dense ones."""
+    if not accepts_sparse(name):
+        raise ValueError(f"selector {name!r} does not read sparse data; use dense_fit_bytes for its dense fit.")
+    n, d, nnz = int(n_samples), int(n_features), int(n_nonzero)
+    if n < 1 or d < 1 or nnz < 0:
+        raise ValueError(f"n_samples={n_samples}, n_features={n_features} and n_nonzero={n_nonzero} must be "
+                         "counts (the first two positive).")
+    block = 8 * min(BLOCK_VALUES, n * block_width(n)) * 8  # a block and its temporaries
+    per_feature = 64 * d
+    if name in ("mrmr", *_GREEDY):
+        return block + 16 * n * d + per_feature
+    if name in ("l1svm", "cssvm"):
+        return 3 * 16 * nnz + 8 * n * 16 + per_feature  # LIBLINEAR's copies; margins per sample and class
+    if name == "random":
+        return per_feature
+    return block + per_feature
 
 
 # ----------------------------------------------------------------------------- the fit
