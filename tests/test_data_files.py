@@ -57,15 +57,25 @@ def table_text(X: np.ndarray, labels, sep: str = ",", header: list[str] | None =
     return "\n".join(lines) + "\n"
 
 
-def assert_read(data: UserData, X: np.ndarray, codes, classes) -> None:
+def assert_read(data: UserData, X: np.ndarray, codes, classes, *, sparse: bool = False) -> None:
+    """``data`` holds X (dense and C-ordered, or, for a file that stores it sparse, read-only CSR
+    with sorted indices), the label codes and the classes, read-only."""
     assert isinstance(data, UserData)
-    assert data.X.dtype == np.float64 and data.X.flags.c_contiguous and data.X.shape == X.shape
-    np.testing.assert_array_equal(data.X, X)
+    assert data.X.dtype == np.float64 and data.X.shape == X.shape
+    if sparse:
+        assert scipy.sparse.isspmatrix_csr(data.X) and data.X.has_sorted_indices
+        np.testing.assert_array_equal(data.X.toarray(), X)
+        assert data.X.nnz == np.count_nonzero(X)
+        arrays = (data.X.data, data.X.indices, data.X.indptr)
+    else:
+        assert data.X.flags.c_contiguous
+        np.testing.assert_array_equal(data.X, X)
+        arrays = (data.X,)
     assert data.y.dtype == np.int64
     np.testing.assert_array_equal(data.y, codes)
     assert list(data.classes) == list(classes)
     assert list(data.classes) == sorted(data.classes)  # the mapping is in sorted order
-    for arr in (data.X, data.y, data.classes):
+    for arr in (*arrays, data.y, data.classes):
         assert not arr.flags.writeable
     assert data.sha256 == sha256(data.path)
 
@@ -229,7 +239,7 @@ def test_mat_v5_variable_names(tmp_path):
     scipy.io.savemat(sparse, {"fea": scipy.sparse.csr_matrix(Xs), "gnd": NUMBERS})
     data = read_data_file(sparse)
     assert data.variables == ("fea", "gnd")
-    assert_read(data, Xs, NUMBER_CODES, [2, 9, 10])
+    assert_read(data, Xs, NUMBER_CODES, [2, 9, 10], sparse=True)  # stored sparse: stays sparse
 
     custom = tmp_path / "custom.mat"
     scipy.io.savemat(custom, {"features": X, "targets": np.array(WORDS, dtype=object).reshape(-1, 1),
@@ -309,7 +319,7 @@ def test_svmlight(tmp_path):
     dump_svmlight_file(X, NUMBERS, str(path), zero_based=False)  # LIBSVM's one-based indices
     data = read_data_file(path)
     assert data.format == "svmlight" and data.feature_names is None
-    assert_read(data, X, NUMBER_CODES, [2, 9, 10])  # every feature's index appears in some line
+    assert_read(data, X, NUMBER_CODES, [2, 9, 10], sparse=True)  # every feature's index appears in some line
     with pytest.raises(DataError) as info:
         read_data_file(path, label="0")
     one_sentence(info, "svmlight file, which has no columns", "remove label:")
