@@ -97,6 +97,7 @@ def stub_selectors(monkeypatch, sparse_codes: dict[str, str] | None = None) -> l
     monkeypatch.setattr(fsbench.selectors, "sparse_code", lambda name: codes.get(name, f"sparse-{name}"),
                         raising=False)
     monkeypatch.setattr(fsbench.selectors, "dense_fit_bytes", lambda name, n, d: 8 * n * d, raising=False)
+    monkeypatch.setattr(fsbench.selectors, "sparse_fit_bytes", lambda name, n, d, nnz: 0, raising=False)
     return calls
 
 
@@ -362,6 +363,28 @@ def test_a_dense_only_selector_over_the_limit_is_refused_before_anything_is_writ
     result = CliRunner().invoke(main, ["run", str(config), "-q", "--out", str(out)])
     assert result.exit_code == 2 and "FSBENCH_DENSE_LIMIT='lots' is not a size" in result.output
     assert not out.exists()
+
+
+def test_a_sparse_route_that_holds_a_state_per_value_is_refused_over_the_limit(monkeypatch, tmp_path):
+    """mRMR reads CSR but holds 16 bytes per value (sparse_fit_bytes); fisher holds one block: with
+    60 x 40 data, the limit between their estimates refuses mRMR alone, before anything is written."""
+    from fsbench.selectors import sparse_fit_bytes
+
+    path = svm_file(tmp_path)
+    nnz = read_data_file(path).X.nnz
+    fisher, mrmr = (sparse_fit_bytes(name, 60, 40, nnz) for name in ("fisher", "mrmr"))
+    assert mrmr >= fisher + 16 * 60 * 40
+    limit = (fisher + mrmr) // 2
+    monkeypatch.setenv("FSBENCH_DENSE_LIMIT", str(limit))
+    out = tmp_path / "results"
+    config = write_config(tmp_path, path, ["fisher", "mrmr"])
+    result = CliRunner().invoke(main, ["run", str(config), "-q", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: selector 'mrmr' would take ")
+    assert "even without densifying it" in lines[0] and not out.exists()
+    config = write_config(tmp_path, path, ["fisher"])
+    assert CliRunner().invoke(main, ["run", str(config), "-q", "--out", str(out)]).exit_code == 0
 
 
 def test_under_the_limit_a_dense_only_selector_fits_the_densified_training_part(monkeypatch, tmp_path):

@@ -71,9 +71,11 @@ def refuse_dense_over_limit(experiment: Experiment, data: dict[str, Any]) -> Non
     :func:`dense_limit`, or when a sparse dataset meets what its route cannot do (a selector's grid).
 
     A built-in with ``fsbench.selectors.accepts_sparse(name)`` fits the sparse matrix and needs
-    nothing dense; any other built-in needs ``fsbench.selectors.dense_fit_bytes(name, n, d)``, a
-    user's selector its own dense copy (8 n d bytes), where n is the dataset's number of samples (the
-    most a selector is fitted on: all of them under ``select_on: all``). The evaluation densifies
+    ``fsbench.selectors.sparse_fit_bytes(name, n, d, nnz)`` beside it (mRMR and the greedy
+    information-theoretic criteria: a state per value, 16 n d bytes); any other built-in needs
+    ``fsbench.selectors.dense_fit_bytes(name, n, d)``, a user's selector its own dense copy (8 n d
+    bytes), where n is the dataset's number of samples (the most a selector is fitted on: all of
+    them under ``select_on: all``). The evaluation densifies
     only the top max(n_features) columns (n x k), which is not counted.
     """
     from fsbench.engine.fitting import sparse_route
@@ -89,6 +91,15 @@ def refuse_dense_over_limit(experiment: Experiment, data: dict[str, Any]) -> Non
                                    f"not supported on sparse data (dataset {name!r}); fix its parameters under "
                                    "params instead of grid, or drop the selector for this dataset.")
             if sparse_route(sel.name, sel.kind):
+                import fsbench.selectors
+
+                needed = int(fsbench.selectors.sparse_fit_bytes(sel.name, n, d, data[name].X.nnz))
+                limit = dense_limit() if limit is None else limit
+                if needed > limit:
+                    raise FsbenchError(f"selector {sel.label!r} would take {format_bytes(needed)} on the sparse "
+                                       f"dataset {name!r} ({n:,} x {d:,}) even without densifying it, over the "
+                                       f"limit of {format_bytes(limit)}; drop the selector for this dataset or "
+                                       f"raise {DENSE_LIMIT_VARIABLE}.")
                 continue
             if sel.kind == "builtin":
                 import fsbench.selectors

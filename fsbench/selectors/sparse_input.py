@@ -189,7 +189,7 @@ def sparse_fit_bytes(name: str, n_samples: int, n_features: int, n_nonzero: int)
     if n < 1 or d < 1 or nnz < 0:
         raise ValueError(f"n_samples={n_samples}, n_features={n_features} and n_nonzero={n_nonzero} must be "
                          "counts (the first two positive).")
-    block = 8 * min(BLOCK_VALUES, n * block_width(n)) * 8  # a block and its temporaries
+    block = 8 * min(BLOCK_VALUES, n * min(d, block_width(n))) * 8  # a block and its temporaries
     per_feature = 64 * d
     if name in ("mrmr", *_GREEDY):
         return block + 16 * n * d + per_feature
