@@ -41,10 +41,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from fsbench.configuration.experiment import Experiment
+from fsbench.engine.data import sparse_datasets
 from fsbench.engine.fitting import selector_identity
 from fsbench.engine.resume import _Found, _rows_by_task, audit, check_rows_digests, per_selector, saved_rankings
 from fsbench.engine.runner import kept_ranking, plan
@@ -116,7 +118,8 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     data = load_data(datasets, data, data_dir, say, "its tasks are not ranked")
     tasks = plan(experiment, data)
     found = _Found(rows, set(rows), [])
-    checked = audit(experiment, tasks, found, out)  # the resume's checks: fingerprint, seeds, every k
+    sparse = sparse_datasets(data)  # their rows record the sparse route's code identities
+    checked = audit(experiment, tasks, found, out, sparse=sparse)  # the resume's checks: fingerprint, seeds, every k
     planned = {t.id for t in tasks}
     unplanned = sorted(t for t in rows if t not in planned and str(rows[t][0]["dataset"]) in data)
     if unplanned:
@@ -137,7 +140,8 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     by_id = {t.id: t for t in tasks}
     todo = [by_id[t] for t in sorted(checked.kept) if t not in from_files]
     folder = out / REGENERATION_DIR
-    done = {t.id: r for t in todo if (r := _saved_fit(folder, t, rows[t.id], experiment)) is not None}
+    done = {t.id: r for t in todo
+            if (r := _saved_fit(folder, t, rows[t.id], experiment, t.dataset in sparse)) is not None}
     pending = [t for t in todo if t.id not in done]
     say(f"{out}: {len(rows)} tasks; {len(todo)} to rank ({len(done)} already refitted, {len(pending)} to fit), "
         f"{len(from_files)} ranked by their task file, {len(rows) - len(todo) - len(from_files)} left as they are")
@@ -150,7 +154,7 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
             delayed(_refit)(experiment, task, data[task.dataset].X, data[task.dataset].y,
                             _params(rows[task.id]), folder, cache) for task in pending)
         for i, (task_id, seconds) in enumerate(results, 1):
-            record = _saved_fit(folder, by_id[task_id], rows[task_id], experiment)
+            record = _saved_fit(folder, by_id[task_id], rows[task_id], experiment, by_id[task_id].dataset in sparse)
             if record is None:
                 raise RuntimeError(f"the refit of {task_id} was not saved")
             done[task_id] = record
@@ -206,21 +210,22 @@ def _refit(experiment: Experiment, task: Task, X: np.ndarray, y: np.ndarray, par
     with threadpool_limits(limits=1):  # as the runner: the same floating-point reductions
         fitted = fit_task_selector(experiment, task, task_data(experiment, task, X, y), params, cache)
     record = {"ranking": kept_ranking(experiment, fitted["ranking"]), "n_iter": fitted["n_iter"],
-              "fingerprint": experiment.fingerprint(), "code": selector_identity(task.selector),
+              "fingerprint": experiment.fingerprint(),
+              "code": selector_identity(task.selector, sparse=scipy.sparse.issparse(X)),
               "params": json.dumps(params, sort_keys=True)}
     atomic_write_text(folder / f"{task.id}.json", json.dumps(record))
     return task.id, time.perf_counter() - t0
 
 
-def _saved_fit(folder: Path, task: Task, rows: list[dict[str, Any]], experiment: Experiment
+def _saved_fit(folder: Path, task: Task, rows: list[dict[str, Any]], experiment: Experiment, sparse: bool = False,
                ) -> dict[str, Any] | None:
     """A refit an earlier (killed) regeneration saved for this task, if it is of this configuration,
-    selector code and parameters."""
+    selector code (of the sparse route when the task's dataset is ``sparse``) and parameters."""
     try:
         record = json.loads((folder / f"{task.id}.json").read_bytes())
     except (OSError, ValueError):
         return None
-    expected = {"fingerprint": experiment.fingerprint(), "code": selector_identity(task.selector),
+    expected = {"fingerprint": experiment.fingerprint(), "code": selector_identity(task.selector, sparse=sparse),
                 "params": json.dumps(_params(rows), sort_keys=True)}
     if not isinstance(record, dict) or any(record.get(k) != v for k, v in expected.items()):
         return None
