@@ -220,7 +220,7 @@ def test_rows_of_another_protocol_version_are_kept_with_a_note_or_recomputed(tmp
     import fsbench.engine.resume as resume_module
 
     for module in (runner_module, resume_module):  # rows record it; resuming compares it
-        monkeypatch.setattr(module, "protocol_code", lambda: "next release")
+        monkeypatch.setattr(module, "protocol_code", lambda sparse=False: "next release")
     kept = run_experiment(_experiment(), tmp_path, data=digits, n_jobs=1)
     assert kept.n_resumed == 4 and set(kept.runs["protocol_code"]) == set(first["protocol_code"])
     assert any("another version of the evaluation protocol" in n and "fisher: 2" in n for n in kept.notes)

@@ -73,6 +73,13 @@ def configs(tmp_path_factory) -> Path:
     archive = subprocess.run(["git", "archive", MIGRATED, "configs/papers"], cwd=ROOT, capture_output=True,
                              check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    # linear_svm's backend was LIBSVM by default when these configs were written; a config that names
+    # none now gets backend: auto, so the pin they relied on is written out (as configs/ now does)
+    for config in (out / "configs" / "papers").rglob("*.yaml"):
+        text = config.read_text()
+        if "classifier:\n  name: linear_svm\n" in text and "backend:" not in text:
+            config.write_text(text.replace("classifier:\n  name: linear_svm\n",
+                                           "classifier:\n  name: linear_svm\n  backend: libsvm\n"))
     return out / "configs" / "papers"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
 import io
@@ -158,13 +159,13 @@ def test_a_hand_edited_runs_file_restored_without_task_files_recomputes_that_tas
     original = _rows(load_runs(out))
     shutil.rmtree(out / "tasks")
     text = gzip.decompress((out / RUNS_FILE).read_bytes()).decode()
-    lines = text.splitlines()
-    header = lines[0].split(",")
-    cells = lines[5].split(",")
+    records = list(csv.reader(io.StringIO(text)))  # quoted cells (classifier_params' JSON) hold commas
+    header, cells = records[0], records[5]
     edited = dict(zip(header, cells, strict=True))
     cells[header.index("accuracy")] = "0.999"
-    lines[5] = ",".join(cells)
-    (out / RUNS_FILE).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(records)
+    (out / RUNS_FILE).write_bytes(gzip.compress(buffer.getvalue().encode()))
 
     result, ran = _run(out, digits)
     assert len(ran) == 1 and ran[0].startswith(f"digits__r{int(edited['repeat']):03d}f00__{edited['selector']}__")
