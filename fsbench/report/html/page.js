@@ -264,4 +264,9 @@ function build() {
   renderAll();
   document.body.dataset.ready = "1";
 }
+if (typeof Plotly === "undefined") {  // plotly.min.js is not beside the page (a committed page leaves it out)
+  window.Plotly = { react() {}, purge() {}, restyle() {} };
+  document.body.prepend(el("p", { class: "card", id: "no-plotly",
+    text: "The figures need plotly.min.js beside this page: write it with fsbench report --html (or fsbench html)." }));
+}
 build();
