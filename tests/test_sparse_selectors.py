@@ -259,6 +259,46 @@ def test_cssvm_reaches_the_dense_certified_optimum(c, fit_intercept):
         assert set(sparse.ranking_[:k]) == set(dense.ranking_[:k])
 
 
+def test_l1svm_stops_at_its_iteration_budget_with_a_warning_and_its_true_gap(monkeypatch):
+    """Rare, z-scaled count features make LIBLINEAR crawl: the refits stop once their iterations reach
+    1,000 per Newton step of max_iter, the kept fit's gap is the certificate recomputed here, and the
+    fit says it is not converged."""
+    fits: list[tuple[int, int]] = []
+
+    class Recording(si.LinearSVC):
+        def fit(self, X, y):
+            out = super().fit(X, y)
+            fits.append((self.max_iter, int(np.max(self.n_iter_))))
+            return out
+
+    monkeypatch.setattr(si, "LinearSVC", Recording)
+    rng = np.random.default_rng(0)
+    n, d = 600, 20_000
+    y = np.arange(n) % 2
+    X = sp.csr_matrix((rng.integers(1, 6, n * 40).astype(float), rng.integers(0, d, n * 40),
+                       np.arange(0, n * 40 + 1, 40)), shape=(n, d))
+    X.sum_duplicates()
+    sd = np.sqrt(np.asarray(X.multiply(X).mean(axis=0)).ravel() - np.asarray(X.mean(axis=0)).ravel() ** 2)
+    X = (X @ sp.diags(1.0 / np.where(sd > 0, sd, 1.0))).tocsr()
+    sel = make_selector("l1svm", {"max_iter": 1, "path_steps": 0, "n_features_to_select": 5})
+    with pytest.warns(si.ConvergenceWarning, match="1,000 iterations of LIBLINEAR per problem at most"):
+        fit_sparse(sel, X, y)
+    assert sum(it for _, it in fits) <= 1000 and fits[0][0] == 100
+    assert all(cap <= 1000 for cap, _ in fits)
+    assert not sel.diagnostics_["converged"]
+    w, b, C = sel.coef_[:, 0], sel.intercept_[0], 1.0
+    yk = np.where(y == 1, 1.0, -1.0)
+    r = np.maximum(0.0, 1.0 - yk * (X @ w + b))
+    primal = np.abs(w).sum() + abs(b) + C * (r @ r)
+    # the dual value of the scaled guess alpha = 2 C r, written out from the dual problem
+    alpha = 2 * C * r
+    g = np.abs(np.append(X.T @ (alpha * yk), (alpha * yk).sum())).max()
+    s_best = min(alpha.sum() * 2 * C / (alpha @ alpha), 1.0 / g)
+    dual = s_best * alpha.sum() - s_best**2 * (alpha @ alpha) / (4 * C)
+    assert sel.diagnostics_["duality_gap"] == pytest.approx((primal - dual) / primal, rel=1e-9)
+    assert sel.diagnostics_["duality_gap"] > sel.tol
+
+
 def test_l1svm_at_100000_features_fits_in_2_gb_where_the_dense_fit_does_not(tmp_path):
     """n = 200, d = 100,000 at 0.5 %: the sparse route under a 2 GB address-space limit; the dense
     fit under the same limit raises MemoryError (its LARS builds a (d + 1) x (d + 1) buffer)."""
