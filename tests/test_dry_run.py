@@ -218,3 +218,93 @@ def test_every_registered_selector_and_route_has_coefficients():
     assert set(registry()) <= set(doc["selector_fit"])
     assert set(cost_model.ROUTES) == set(doc["classifier_fit"])
     assert re.search(r"\d{4}-\d{2}-\d{2}", doc["source"])
+
+
+# ----------------------------------------------------------------------------- parameters and classes
+def _hand_model(**kwargs) -> CostModel:
+    selectors = {"fisher": (0.0, 0.0, 0.0), "rfs": (0.0, 0.0, 0.0),
+                 "rfs[stop=decrease]": (math.log(2.0), 0.0, 0.0),
+                 "rfs[gamma=10.0;stop=decrease]": (math.log(5.0), 0.0, 0.0)}
+    classifiers = {route: (math.log(0.5), 0.0, 0.0) for route in cost_model.ROUTES}
+    return CostModel(selectors, classifiers, **kwargs)
+
+
+def test_a_selector_is_costed_by_the_entry_measured_with_its_parameters():
+    model = _hand_model()
+    assert model.selector_seconds("rfs", 50, 100) == 1.0  # defaults
+    assert model.selector_seconds("rfs", 50, 100, {"gamma": 10}) == 1.0  # stop not decrease: defaults
+    assert math.isclose(model.selector_seconds("rfs", 50, 100, {"stop": "decrease", "tol": 1e-6}), 2.0)
+    # the most specific entry wins, and 10, 10.0 and "10" are one value
+    for gamma in (10, 10.0, "10"):
+        assert math.isclose(model.selector_seconds("rfs", 50, 100, {"stop": "decrease", "gamma": gamma}), 5.0)
+    assert math.isclose(model.selector_seconds("rfs", 50, 100, {"stop": "decrease", "gamma": 1}), 2.0)
+    assert cost_model.parse_entry("rfs[gamma=10.0;stop=decrease]") == ("rfs", {"gamma": "10.0", "stop": "decrease"})
+    assert cost_model.entry_name("rfs", {"stop": "decrease", "gamma": 10}) == "rfs[gamma=10.0;stop=decrease]"
+    assert cost_model.entry_name("fisher", {}) == "fisher"
+
+
+def test_a_grid_costs_each_point_by_its_entry_by_hand():
+    model = _hand_model()
+    selector = SelectorConfig("rfs", "rfs", params=(("stop", "decrease"),), grid=(("gamma", (1.0, 10.0)),))
+    experiment = _experiment([selector], [classifier_spec("knn")], (5,), folds=3)
+    knn = 0.5  # every classifier fit
+    # the chosen point's fit (the mean of the points: 2 and 5), each point on 3 inner folds, each point's
+    # inner evaluation of knn at k = 5 on 3 folds, and the task's knn refit
+    expected = (2.0 + 5.0) / 2 + 3 * (2.0 + 5.0) + 2 * 3 * knn + knn
+    assert math.isclose(task_seconds(model, experiment, selector, 90, 500), expected, rel_tol=1e-12)
+    # gamma = 1 has no entry of its own: costed as rfs[stop=decrease], and the dry run says so
+    assert cost_model._selector_note(model, experiment, selector) == "some parameters at their defaults' cost"
+    covered = SelectorConfig("rfs", "rfs", params=(("stop", "decrease"),))
+    assert cost_model._selector_note(model, _experiment([covered], [classifier_spec("knn")], (5,)), covered) == ""
+    partly = SelectorConfig("rfs", "rfs", params=(("stop", "decrease"), ("fit_intercept", True)))
+    assert "defaults" in cost_model._selector_note(model, _experiment([partly], [classifier_spec("knn")], (5,)),
+                                                   partly)
+
+
+def test_a_route_scales_with_the_classes_by_its_exponent():
+    model = _hand_model(class_exponents={"liblinear": 1.0, "libsvm": 0.5}, calibration_classes=4)
+    assert model.classifier_seconds("liblinear", 100, 10) == 0.5  # classes not given: the calibration's
+    assert math.isclose(model.classifier_seconds("liblinear", 100, 10, 8), 1.0)
+    assert math.isclose(model.classifier_seconds("liblinear", 100, 10, 2), 0.25)
+    assert math.isclose(model.classifier_seconds("libsvm", 100, 10, 16), 1.0)
+    assert model.classifier_seconds("knn", 100, 10, 16) == 0.5  # no exponent: no change
+
+
+def test_the_shipped_model_has_class_exponents_and_the_papers_variants():
+    doc = _coefficients()
+    assert doc["calibration_classes"] == 4
+    assert all("eta" in doc["classifier_fit"][route] for route in ("libsvm", "liblinear", "crammer_singer"))
+    model = load_cost_model()
+    papers_rfs = {"stop": "decrease", "tol": 1e-6, "max_iter": 1000, "gamma": 1.0}
+    assert model.selector_entry("rfs", papers_rfs) == "rfs[gamma=1.0;max_iter=1000.0;stop=decrease;tol=1e-06]"
+    assert model.selector_entry("dso", {"p": 0.5}) == "dso[p=0.5]"
+
+
+def test_measured_fit_line_by_hand(tmp_path):
+    doc = {"measured_fit": {"slow": {"label": "after", "commit": "abc", "d": 1000, "points": [
+        [100, 0.5, "ok", None, 300.0], [300, 4.5, "ok", None, 300.0], [1000, None, "beyond_time_cap", None, 300.0],
+        [3000, None, "predicted_beyond_cap", 5000.0, 300.0]]}}}
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(doc))
+    line = cost_model.measured_fit("slow", path)
+    # 4.5 / 0.5 = 9 over 300 / 100 = 3: n^2.0
+    assert line == ("fit at its defaults on d = 1,000 features, one core: 0.5 s at n = 100, 4.5 s at n = 300, "
+                    "over 5.0 min at n = 1,000, n = 3,000 not run (predicted 1.4 h); grows about n^2.0 between "
+                    "n = 100 and 300")
+    assert cost_model.measured_fit("unmeasured", path) is None
+
+
+def test_the_shipped_measured_fits_are_the_scale_table_rows():
+    import csv
+
+    shipped = _coefficients().get("measured_fit", {})
+    assert {"dso", "sl2p", "rfs", "l1svm", "cssvm"} <= set(shipped)
+    with open(Path(__file__).resolve().parent.parent / "benchmarks" / "scale.csv", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["what"] == "selector" and r["axis"] == "n" and r["d"] == "1000"]
+    for name, entry in shipped.items():
+        mine = {int(r["n"]): r for r in rows if r["name"] == name and r["label"] == entry["label"]}
+        assert sorted(mine) == [p[0] for p in entry["points"]], name
+        for n, seconds, status, _, _ in entry["points"]:
+            assert mine[n]["status"] == status
+            if seconds is not None:
+                assert seconds == float(mine[n]["cpu_s"])

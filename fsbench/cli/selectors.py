@@ -12,9 +12,11 @@ __all__ = ["selectors"]
 @main.command()
 def selectors() -> None:
     """List every registered selector: a one-line description, whether it reads sparse (CSR) data
-    and how, or that it needs dense data, then each parameter with its allowed values and default
-    (a config's params and grid are checked against them)."""
+    and how, or that it needs dense data, how its fit time grows with the samples (measured by
+    benchmarks/bench_scale.py), then each parameter with its allowed values and default (a config's
+    params and grid are checked against them)."""
     from fsbench.configuration.parse import RESERVED_PARAMS
+    from fsbench.engine.cost_model import measured_fit
     from fsbench.selectors import SPARSE_ROUTES, registry
     from fsbench.selectors.base import format_value
 
@@ -22,6 +24,8 @@ def selectors() -> None:
         click.echo(f"{info.name:<10} {info.summary}")
         route = SPARSE_ROUTES.get(info.name)
         click.echo(f"{'':<10} sparse data: {route or 'no, needs dense data'}")
+        if (cost := measured_fit(info.name)) is not None:
+            click.echo(f"{'':<10} cost: {cost}")
         shown = [k for k in info.params if k != "n_features_to_select"]
         for k in shown:
             if k in RESERVED_PARAMS:

@@ -18,13 +18,18 @@ A task (one selector on one outer split of one dataset, :mod:`fsbench.engine.tas
   for the classifier's route ``r`` (:func:`classifier_route`: the exact LIBSVM route of the built-in
   ``linear_svm``, LIBLINEAR's one-vs-rest and Crammer-Singer routes, and the generic scikit-learn fits
   of ``knn``, ``logistic`` and ``random_forest``; ``backend: auto`` resolved per task as the runner
-  resolves it), fitted on measured evaluations.
+  resolves it), fitted on measured evaluations, times ``(c / c_0)^eta_r`` for ``c`` classes (``c_0``
+  the classes of the calibration, ``eta_r`` measured per route at 2, 4 and 10 classes).
+
+A selector whose parameters change its cost severalfold (RFS's stopping rule and ``gamma``, DSO-FS's
+``p``) has entries of its own, ``name[key=value;...]``, measured with those parameters: the entry
+whose parameters all equal the config's (the most of them when several do) is used, per grid point.
 
 The coefficients live in ``cost_model.json`` beside this module (:func:`load_cost_model`), written by
 ``benchmarks/fit_cost_model.py`` with its calibration and accuracy in ``benchmarks/cost_model.md``.
 Where the model knows nothing, it says so: a user's selector (or one without coefficients) is
 estimated as Fisher's score, a user's classifier as ``logistic``, and a selector's parameters are
-ignored (its cost is its defaults' cost: DSO-FS's ``p`` or RFS's ``gamma`` change it severalfold).
+otherwise costed at its defaults (the dry run says so).
 
 With ``select_on: all`` a selector is fitted once per dataset on all samples and the rankings cache
 serves the other splits (a Dask cluster's workers have no cache: every task fits).
@@ -51,9 +56,10 @@ from typing import Any
 from fsbench.configuration.experiment import Experiment, SelectorConfig
 from fsbench.errors import FsbenchError
 
-__all__ = ["COST_MODEL_FILE", "HOUR", "CostModel", "RowEstimate", "RunEstimate", "classifier_route",
-           "estimate_run", "estimate_tasks", "format_estimate", "load_cost_model", "load_run_data", "over_an_hour",
-           "starting_estimate", "summarize", "task_seconds", "wall_seconds"]
+__all__ = ["COST_MODEL_FILE", "HOUR", "CostModel", "RowEstimate", "RunEstimate", "classifier_route", "entry_name",
+           "estimate_run", "estimate_tasks", "format_estimate", "load_cost_model", "load_run_data", "measured_fit",
+           "over_an_hour",
+           "parse_entry", "starting_estimate", "summarize", "task_seconds", "wall_seconds"]
 
 #: the coefficients, beside this module (package data)
 COST_MODEL_FILE = Path(__file__).with_name("cost_model.json")
@@ -77,20 +83,70 @@ class CostModel:
     fallback_selector: str = "fisher"
     fallback_classifier: str = "logistic"
     source: str = ""
+    class_exponents: dict[str, float] = field(default_factory=dict)
+    calibration_classes: int = 4
 
     def knows_selector(self, name: str) -> bool:
         return name in self.selectors
 
-    def selector_seconds(self, name: str, n: float, d: float) -> float:
-        """Predicted CPU seconds of one fit of built-in selector ``name`` on ``n`` x ``d`` (the
-        fallback's for a name without coefficients)."""
-        a, alpha, beta = self.selectors.get(name) or self.selectors[self.fallback_selector]
+    def selector_entry(self, name: str, params: dict[str, Any] | None = None) -> str:
+        """The entry costing ``name`` with ``params``: ``name[key=value;...]`` whose parameters all equal
+        ``params``' (the one with the most of them), else ``name`` itself (its defaults)."""
+        given = {key: _canonical(value) for key, value in (params or {}).items()}
+        best, most = name, 0
+        for entry in self.selectors:
+            base, entry_params = parse_entry(entry)
+            if base == name and len(entry_params) > most and all(
+                    given.get(key) == _canonical(value) for key, value in entry_params.items()):
+                best, most = entry, len(entry_params)
+        return best
+
+    def covers(self, name: str, params: dict[str, Any]) -> bool:
+        """Whether an entry of ``name`` was measured with every one of ``params``."""
+        return set(params) <= set(parse_entry(self.selector_entry(name, params))[1])
+
+    def selector_seconds(self, name: str, n: float, d: float, params: dict[str, Any] | None = None) -> float:
+        """Predicted CPU seconds of one fit of built-in selector ``name`` with ``params`` on ``n`` x ``d``
+        (:meth:`selector_entry`; the fallback's for a name without coefficients)."""
+        a, alpha, beta = (self.selectors.get(self.selector_entry(name, params))
+                          or self.selectors[self.fallback_selector])
         return math.exp(a + alpha * math.log(n) + beta * math.log(d))
 
-    def classifier_seconds(self, route: str, n: float, k: float) -> float:
-        """Predicted CPU seconds of one fit (and prediction) of a classifier of ``route`` on ``n`` x ``k``."""
-        b, gamma, delta = self.classifiers.get(route) or self.classifiers[self.fallback_classifier]
-        return math.exp(b + gamma * math.log(n) + delta * math.log(k))
+    def classifier_seconds(self, route: str, n: float, k: float, classes: int | None = None) -> float:
+        """Predicted CPU seconds of one fit (and prediction) of a classifier of ``route`` on ``n`` x ``k``
+        with ``classes`` classes (default: those of the calibration)."""
+        if route not in self.classifiers:
+            route = self.fallback_classifier
+        b, gamma, delta = self.classifiers[route]
+        seconds = math.exp(b + gamma * math.log(n) + delta * math.log(k))
+        if classes is not None and classes >= 2:
+            seconds *= (classes / self.calibration_classes) ** self.class_exponents.get(route, 0.0)
+        return seconds
+
+
+def parse_entry(entry: str) -> tuple[str, dict[str, str]]:
+    """``"rfs[gamma=1.0;stop=decrease]"`` -> ``("rfs", {"gamma": "1.0", "stop": "decrease"})``."""
+    if not entry.endswith("]") or "[" not in entry:
+        return entry, {}
+    base, _, inside = entry[:-1].partition("[")
+    return base, dict(item.split("=", 1) for item in inside.split(";") if "=" in item)
+
+
+def entry_name(name: str, params: dict[str, Any]) -> str:
+    """The entry :func:`parse_entry` reads back as ``name`` with ``params`` (sorted by key)."""
+    if not params:
+        return name
+    return f"{name}[{';'.join(f'{key}={_canonical(value)}' for key, value in sorted(params.items()))}]"
+
+
+def _canonical(value: Any) -> str:
+    """A parameter's value as entries compare them: numbers by value (1, 1.0 and "1.0" agree)."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    try:
+        return repr(float(value))
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def load_cost_model(path: str | Path | None = None) -> CostModel:
@@ -107,8 +163,10 @@ def _load(path: str) -> CostModel:
                      for name, c in doc["selector_fit"].items()}
         classifiers = {route: (float(c["b"]), float(c["gamma"]), float(c["delta"]))
                        for route, c in doc["classifier_fit"].items()}
+        exponents = {route: float(c["eta"]) for route, c in doc["classifier_fit"].items() if "eta" in c}
         model = CostModel(selectors, classifiers, doc.get("fallback_selector", "fisher"),
-                          doc.get("fallback_classifier", "logistic"), doc.get("source", ""))
+                          doc.get("fallback_classifier", "logistic"), doc.get("source", ""), exponents,
+                          int(doc.get("calibration_classes", 4)))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise FsbenchError(f"The cost model {path!r} cannot be read ({exc}); reinstall fsbench or rerun "
                            "benchmarks/fit_cost_model.py.") from None
@@ -116,6 +174,40 @@ def _load(path: str) -> CostModel:
         raise FsbenchError(f"The cost model {path!r} lacks its fallback selector or classifier; rerun "
                            "benchmarks/fit_cost_model.py.")
     return model
+
+
+def measured_fit(name: str, path: str | Path | None = None) -> str | None:
+    """One line on how selector ``name``'s fit time grows with the samples, as the scale benchmark
+    measured it (``measured_fit`` of the model, copied from benchmarks/scale.csv), or None when it was
+    not measured: the CPU seconds at each n (d = 1,000, one core) and where a fit passed its cap."""
+    path = Path(path) if path is not None else COST_MODEL_FILE
+    entry = _measured(str(path.resolve())).get(name)
+    if not entry:
+        return None
+    parts = []
+    for n, seconds, status, predicted, cap in entry["points"]:
+        if seconds is not None:
+            parts.append(f"{_duration(seconds) if seconds >= 1 else f'{seconds:.2g} s'} at n = {n:,}")
+        elif status == "predicted_beyond_cap" and predicted is not None:
+            parts.append(f"n = {n:,} not run (predicted {_duration(predicted)})")
+        elif status.startswith("beyond") and cap is not None:
+            parts.append(f"over {_duration(cap)} at n = {n:,}")
+    if not parts:
+        return None
+    times = [(n, s) for n, s, *_ in entry["points"] if s is not None and s >= 0.05]
+    growth = ""
+    if len(times) >= 2:
+        (n0, t0), (n1, t1) = times[-2], times[-1]
+        growth = f"; grows about n^{math.log(t1 / t0) / math.log(n1 / n0):.1f} between n = {n0:,} and {n1:,}"
+    return f"fit at its defaults on d = {entry['d']:,} features, one core: " + ", ".join(parts) + growth
+
+
+@functools.cache
+def _measured(path: str) -> dict[str, Any]:
+    try:
+        return dict(json.loads(Path(path).read_text(encoding="utf-8")).get("measured_fit", {}))
+    except (OSError, ValueError):
+        return {}
 
 
 # ----------------------------------------------------------------------------- one task
@@ -145,35 +237,39 @@ def _fold_rows(n: float, folds: int) -> float:
 
 
 def task_seconds(model: CostModel, experiment: Experiment, selector: SelectorConfig, n_train: int, d: int, *,
-                 n_select: int | None = None, fit_selection: bool = True) -> float:
+                 n_select: int | None = None, fit_selection: bool = True, classes: int | None = None) -> float:
     """Predicted CPU seconds of one task of ``selector`` whose training part has ``n_train`` rows of
-    ``d`` features; the selector is fitted on ``n_select`` rows (default ``n_train``; all samples with
-    ``select_on: all``). ``fit_selection`` False leaves out the selector's fits (served by the
-    rankings cache), not the inner-CV evaluation of its grid.
+    ``d`` features in ``classes`` classes (default: the calibration's); the selector is fitted on
+    ``n_select`` rows (default ``n_train``; all samples with ``select_on: all``). ``fit_selection``
+    False leaves out the selector's fits (served by the rankings cache), not the inner-CV evaluation
+    of its grid.
 
     The formula is the module's: selector fits plus, per classifier and k, inner fits and one refit.
     """
     n_sel = n_train if n_select is None else n_select
     name = selector.name if not selector.is_plugin else model.fallback_selector
-    seconds = model.selector_seconds(name, n_sel, d) if fit_selection else 0.0
+    params = dict(selector.params)
+    points = [{**params, **point} for point in selector.grid_points()]
+    # without a grid, one fit; with one, every point on the inner folds and the chosen point (their mean) on all
+    mean_fit = sum(model.selector_seconds(name, n_sel, d, p) for p in points) / len(points)
+    seconds = mean_fit if fit_selection else 0.0
     specs = experiment.classifier_specs_for(n_train)  # linear_svm's backend auto resolved as the runner does
     ks = experiment.n_features
     if selector.grid:
-        points = len(selector.grid_points())
         folds = experiment.inner_cv.folds_for(n_sel)
         rows = _fold_rows(n_sel, folds)
         if fit_selection:
-            seconds += points * folds * model.selector_seconds(name, rows, d)
+            seconds += folds * sum(model.selector_seconds(name, rows, d, p) for p in points)
         first = specs[0]
-        per_k = sum(model.classifier_seconds(classifier_route(first), rows, k) for k in ks)
-        seconds += points * folds * len(first.grid_points()) * per_k
+        per_k = sum(model.classifier_seconds(classifier_route(first), rows, k, classes) for k in ks)
+        seconds += len(points) * folds * len(first.grid_points()) * per_k
     folds = experiment.inner_cv.folds_for(n_train)
     rows = _fold_rows(n_train, folds)
     for spec in specs:
         route = classifier_route(spec)
         inner = folds * len(spec.grid_points()) if spec.tuned else 0
-        seconds += sum(inner * model.classifier_seconds(route, rows, k) + model.classifier_seconds(route, n_train, k)
-                       for k in ks)
+        seconds += sum(inner * model.classifier_seconds(route, rows, k, classes)
+                       + model.classifier_seconds(route, n_train, k, classes) for k in ks)
     return seconds
 
 
@@ -224,10 +320,11 @@ class RunEstimate:
         return sum(r.n_tasks for r in self.rows)
 
 
-def estimate_tasks(model: CostModel, experiment: Experiment, tasks: Sequence[Any], sizes: dict[str, tuple[int, int]],
-                   done: Iterable[str] = (), *, cached_selection: bool = True) -> dict[str, float]:
+def estimate_tasks(model: CostModel, experiment: Experiment, tasks: Sequence[Any],
+                   sizes: dict[str, tuple[int, int, int]], done: Iterable[str] = (), *,
+                   cached_selection: bool = True) -> dict[str, float]:
     """Predicted CPU seconds of every task not in ``done``, by task id (a task is
-    :class:`fsbench.engine.tasks.Task`; ``sizes`` maps a dataset to its (samples, features)).
+    :class:`fsbench.engine.tasks.Task`; ``sizes`` maps a dataset to its (samples, features, classes)).
 
     With ``select_on: all`` and ``cached_selection``, only the first task (in the runner's order) of
     each (dataset, selector) still to run fits the selector: the rankings cache serves the others.
@@ -237,12 +334,12 @@ def estimate_tasks(model: CostModel, experiment: Experiment, tasks: Sequence[Any
     fitted: set[tuple[str, str]] = set()
     select_all = experiment.protocol.select_on == "all"
     for task in sorted((t for t in tasks if t.id not in done), key=lambda t: (t.split.repeat, t.split.fold)):
-        n, d = sizes[task.dataset]
+        n, d, classes = sizes[task.dataset]
         key = (task.dataset, task.selector.label)
         fit = not (select_all and cached_selection and key in fitted)
         fitted.add(key)
         out[task.id] = task_seconds(model, experiment, task.selector, int(task.split.train.size), d,
-                                    n_select=n if select_all else None, fit_selection=fit)
+                                    n_select=n if select_all else None, fit_selection=fit, classes=classes)
     return out
 
 
@@ -250,8 +347,11 @@ def _selector_note(model: CostModel, experiment: Experiment, selector: SelectorC
     if selector.is_plugin or not model.knows_selector(selector.name):
         return f"unknown: estimated as {model.fallback_selector}"
     notes = []
-    if selector.params or selector.grid:
-        notes.append("at its defaults' cost")
+    keys = {key for key, _ in selector.grid} | {key for key, _ in selector.params}
+    if keys and not all(model.covers(selector.name, {**dict(selector.params), **point})
+                        for point in selector.grid_points()):
+        notes.append("at its defaults' cost" if len(model.selector_entry(selector.name, dict(selector.params))) ==
+                     len(selector.name) else "some parameters at their defaults' cost")
     routes = {classifier_route(spec) for spec in experiment.classifier_specs_for(1)}
     if "unknown" in routes:
         notes.append(f"classifier unknown: estimated as {model.fallback_classifier}")
@@ -263,7 +363,7 @@ def _workers(n_jobs: int) -> int:
     return cores if n_jobs < 0 else min(n_jobs, cores)
 
 
-def summarize(model: CostModel, experiment: Experiment, tasks: Sequence[Any], sizes: dict[str, tuple[int, int]],
+def summarize(model: CostModel, experiment: Experiment, tasks: Sequence[Any], sizes: dict[str, tuple[int, int, int]],
               done: set[str], out_dir: Path, n_jobs: int, *, done_counted: bool = True, cached_selection: bool = True,
               skipped: Sequence[str] = (), notes: Sequence[str] = ()) -> RunEstimate:
     """The :class:`RunEstimate` of planned ``tasks`` of which ``done`` are finished, run by ``n_jobs`` workers."""
@@ -309,8 +409,12 @@ def load_run_data(experiment: Experiment, out_dir: str | Path, *, data_dir: str 
     return data, skipped
 
 
-def _sizes(data: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    return {name: (int(data[name].X.shape[0]), int(data[name].X.shape[1])) for name in data}
+def _sizes(data: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
+    """(samples, features, classes) per dataset."""
+    import numpy as np
+
+    return {name: (int(data[name].X.shape[0]), int(data[name].X.shape[1]), int(np.unique(data[name].y).size))
+            for name in data}
 
 
 def _scheduler_notes(scheduler: str | None, n_jobs: int) -> list[str]:
