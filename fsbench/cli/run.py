@@ -49,7 +49,8 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
     """
     from fsbench.configuration.parse import load_experiment
     from fsbench.engine.console import INTERRUPTED, Progress, sigterm_as_interrupt
-    from fsbench.engine.cost_model import estimate_run, format_estimate, load_run_data, over_an_hour, starting_estimate
+    from fsbench.engine.cost_model import estimate_run, format_estimate, over_an_hour, starting_estimate
+    from fsbench.engine.preflight import load_checked
     from fsbench.engine.runner import run_experiment
     from fsbench.report import format_table, plot_curves
     from fsbench.storage.atomic import atomic_write_text
@@ -63,7 +64,7 @@ def run(config: Path, n_jobs: int | None, data_dir: Path | None, out: Path | Non
                                                 skip_missing=skip_missing, recompute_stale=recompute_stale,
                                                 scheduler=scheduler)))
         return
-    data, _ = load_run_data(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=skip_missing)
+    data, _ = load_checked(experiment, out, data_dir=data_dir, n_jobs=n_jobs, skip_missing=skip_missing)
     progress = Progress(experiment.name, out, quiet=quiet)
 
     def start(n_pending: int, n_total: int) -> None:  # checked and restored, nothing run yet

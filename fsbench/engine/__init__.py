@@ -6,6 +6,8 @@
   what each row's top k holds of data with known relevant features or probes;
   :mod:`fsbench.engine.fitting`: fitting a selector, its
   rankings cache and time limit; :mod:`fsbench.engine.resume`: every row checked before reuse;
+  :mod:`fsbench.engine.preflight`: the checks of a run before it writes, shared with its dry run;
+  :mod:`fsbench.engine.cost_model`: a task's predicted time and ``fsbench run --dry-run``;
 - :mod:`fsbench.engine.workers`: worker processes whose death fails one task only;
   :mod:`fsbench.engine.cluster`: the same tasks on a Dask cluster; :mod:`fsbench.engine.console`:
   progress, notes and signals of a run;

@@ -34,9 +34,10 @@ otherwise costed at its defaults (the dry run says so).
 With ``select_on: all`` a selector is fitted once per dataset on all samples and the rankings cache
 serves the other splits (a Dask cluster's workers have no cache: every task fits).
 
-:func:`estimate_run` validates a config as :func:`fsbench.engine.runner.run_experiment` does (the same
-errors, in the same order), counts the tasks a results folder already holds with the engine's resume
-checks (:mod:`fsbench.engine.resume`, read only) and estimates the rest; it writes nothing.
+:func:`estimate_run` validates a config with the checks :func:`fsbench.engine.runner.run_experiment`
+makes (:mod:`fsbench.engine.preflight`: the same errors, in the same order), counts the tasks a results
+folder already holds with the engine's resume checks (read only) and estimates the rest; it writes
+nothing.
 :func:`format_estimate` prints it and :func:`over_an_hour` is the line a run prints first when its
 predicted wall time exceeds an hour.
 """
@@ -57,7 +58,7 @@ from fsbench.configuration.experiment import Experiment, SelectorConfig
 from fsbench.errors import FsbenchError
 
 __all__ = ["COST_MODEL_FILE", "HOUR", "CostModel", "RowEstimate", "RunEstimate", "classifier_route", "entry_name",
-           "estimate_run", "estimate_tasks", "format_estimate", "load_cost_model", "load_run_data", "measured_fit",
+           "estimate_run", "estimate_tasks", "format_estimate", "load_cost_model", "measured_fit",
            "over_an_hour",
            "parse_entry", "starting_estimate", "summarize", "task_seconds", "wall_seconds"]
 
@@ -385,30 +386,6 @@ def summarize(model: CostModel, experiment: Experiment, tasks: Sequence[Any], si
                        tuple(skipped), tuple(notes))
 
 
-def load_run_data(experiment: Experiment, out_dir: str | Path, *, data_dir: str | Path | None = None,
-                  n_jobs: int | None = None, skip_missing: bool = False) -> tuple[dict[str, Any], list[str]]:
-    """A run's datasets and those skipped, checked as :func:`fsbench.engine.runner.run_experiment` checks
-    them before it plans (``n_jobs``, the results folder, missing files, constant data, sparse data
-    over the dense limit), raising the same FsbenchError; the data may be handed to ``run_experiment``,
-    which then does not load it again."""
-    from fsbench.engine.data import load_datasets, refuse_constant_data, refuse_dense_over_limit
-    from fsbench.storage.lock import check_writable_folder
-
-    n_jobs = experiment.n_jobs if n_jobs is None else n_jobs
-    if n_jobs == 0 or n_jobs < -1:
-        raise FsbenchError(f"n_jobs = {n_jobs}: give a positive number of workers or -1 for all cores.")
-    check_writable_folder(Path(out_dir))
-    data, skipped = load_datasets(experiment, None, data_dir, skip_missing)
-    if len(skipped) == len(experiment.datasets):
-        raise FsbenchError(f"None of the datasets {', '.join(skipped)} was found; fetch them with "
-                           "'fsbench datasets fetch NAME' or set FSBENCH_DATA.")
-    for name in experiment.datasets:
-        if name in data:
-            refuse_constant_data(name, data[name].X)
-    refuse_dense_over_limit(experiment, data)
-    return data, skipped
-
-
 def _sizes(data: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
     """(samples, features, classes) per dataset."""
     import numpy as np
@@ -432,24 +409,17 @@ def estimate_run(experiment: Experiment, out_dir: str | Path, *, data_dir: str |
     :func:`fsbench.engine.runner.run_experiment` validates it (the same FsbenchError, in the same
     order), the tasks a results folder already holds counted by the engine's resume checks (read only;
     none with ``force``, which would discard them), the others estimated. Writes nothing."""
-    from fsbench.engine.data import sparse_datasets
-    from fsbench.engine.resume import audit, check_folder_configuration, existing_rows, stale_message
+    from fsbench.engine.preflight import check_resume, load_checked
     from fsbench.engine.runner import plan
 
     model = model or load_cost_model()
     out_dir = Path(out_dir)
     n_jobs = experiment.n_jobs if n_jobs is None else n_jobs
-    data, skipped = load_run_data(experiment, out_dir, data_dir=data_dir, n_jobs=n_jobs, skip_missing=skip_missing)
+    data, skipped = load_checked(experiment, out_dir, data_dir=data_dir, n_jobs=n_jobs, skip_missing=skip_missing)
     tasks = plan(experiment, data)
     done: set[str] = set()
     if not force and out_dir.is_dir():
-        fingerprint = experiment.fingerprint()
-        check_folder_configuration(out_dir, fingerprint)
-        found = existing_rows(out_dir, tasks, fingerprint)
-        checked = audit(experiment, tasks, found, out_dir, recompute_stale, sparse=sparse_datasets(data))
-        if checked.stale and not recompute_stale:
-            raise FsbenchError(stale_message(out_dir, checked.stale))
-        done = set(checked.kept)
+        done = set(check_resume(experiment, tasks, out_dir, data, recompute_stale)[1].kept)
     return summarize(model, experiment, tasks, _sizes(data), done, out_dir, n_jobs,
                      cached_selection=scheduler is None, skipped=skipped, notes=_scheduler_notes(scheduler, n_jobs))
 

@@ -48,7 +48,7 @@ from threadpoolctl import threadpool_limits
 from fsbench.configuration.experiment import Experiment
 from fsbench.engine.data import sparse_datasets
 from fsbench.engine.fitting import selector_identity
-from fsbench.engine.resume import _Found, _rows_by_task, audit, check_rows_digests, per_selector, saved_rankings
+from fsbench.engine.resume import Found, _rows_by_task, audit, check_rows_digests, per_selector, saved_rankings
 from fsbench.engine.runner import kept_ranking, plan
 from fsbench.engine.tasks import Task, fit_task_selector, task_data
 from fsbench.errors import FsbenchError
@@ -117,7 +117,7 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     datasets = [d for d in experiment.datasets if d in {str(r[0]["dataset"]) for r in rows.values()}]
     data = load_data(datasets, data, data_dir, say, "its tasks are not ranked")
     tasks = plan(experiment, data)
-    found = _Found(rows, set(rows), [])
+    found = Found(rows, set(rows), [])
     sparse = sparse_datasets(data)  # their rows record the sparse route's code identities
     checked = audit(experiment, tasks, found, out, sparse=sparse)  # the resume's checks: fingerprint, seeds, every k
     planned = {t.id for t in tasks}

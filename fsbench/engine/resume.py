@@ -69,7 +69,9 @@ def check_folder_configuration(out_dir: Path, fingerprint: str) -> None:
 
 
 @dataclass
-class _Found:
+class Found:
+    """The rows a results folder holds for the planned tasks, read but not yet trusted."""
+
     rows: dict[str, list[dict[str, Any]]]  # planned task id -> its rows (from its file or runs.csv.gz)
     from_runs: set[str]  # ids whose rows come from runs.csv.gz (no task file yet)
     damaged: list[str]  # planned ids whose task file is damaged
@@ -82,7 +84,7 @@ class _Found:
     changed: set[str] = field(default_factory=set)
 
 
-def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
+def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> Found:
     """Every row the folder holds, read but not yet trusted: the planned tasks' files, and the rows
     of runs.csv.gz whose tasks have no file (all of which must carry this configuration's
     fingerprint: the folder's config.yaml may be missing or describe another run)."""
@@ -150,7 +152,7 @@ def existing_rows(out_dir: Path, tasks: list[Task], fingerprint: str) -> _Found:
     if legacy:
         notes.append(f"{len(legacy)} tasks hold rows written before fsbench recorded digests (their values cannot "
                      "be verified); they are kept")
-    return _Found(rows, from_runs, damaged, rankings, notes, changed)
+    return Found(rows, from_runs, damaged, rankings, notes, changed)
 
 
 def check_rows_digests(by_task: dict[str, list[dict[str, Any]]], skip: set[str] | frozenset[str] = frozenset()
@@ -190,7 +192,9 @@ def saved_rankings(out_dir: Path, fingerprint: str | None) -> tuple[dict[str, li
 
 
 @dataclass
-class _Audit:
+class Audit:
+    """What :func:`audit` decided about the found rows: kept, restored, recomputed, or noted."""
+
     kept: set[str]  # planned ids with trusted rows (files, or rows to restore)
     to_restore: list[str]  # ids whose rows come from runs.csv.gz and are trusted
     damaged: list[str]
@@ -200,8 +204,8 @@ class _Audit:
     other_protocol: dict[str, int]  # selector label -> tasks evaluated by another protocol version
 
 
-def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Path,
-           recompute_stale: bool = False, sparse: frozenset[str] | set[str] = frozenset()) -> _Audit:
+def audit(experiment: Experiment, tasks: list[Task], found: Found, out_dir: Path,
+           recompute_stale: bool = False, sparse: frozenset[str] | set[str] = frozenset()) -> Audit:
     """Check every found row against what this configuration and code would write.
 
     ``sparse`` names the datasets held sparse (read from the loaded data,
@@ -214,7 +218,7 @@ def audit(experiment: Experiment, tasks: list[Task], found: _Found, out_dir: Pat
     routes = (False, True) if sparse else (False,)
     codes = {(sel.name, route): selector_identity(sel, route) for sel in experiment.selectors for route in routes}
     protocols = {route: protocol_code(sparse=route) for route in routes}
-    audit = _Audit(set(), [], list(found.damaged), {}, [], {}, {})
+    audit = Audit(set(), [], list(found.damaged), {}, [], {}, {})
     for task in tasks:
         rows = found.rows.get(task.id)
         if rows is None:

@@ -58,10 +58,6 @@ from threadpoolctl import threadpool_limits
 from fsbench import __version__
 from fsbench.configuration.experiment import Experiment
 from fsbench.engine.data import (
-    load_datasets,
-    refuse_constant_data,
-    refuse_dense_over_limit,
-    sparse_datasets,
     with_selection_counts,
 )
 from fsbench.engine.fitting import (
@@ -74,13 +70,10 @@ from fsbench.engine.fitting import (
     time_limit,
     write_cache_entries,
 )
+from fsbench.engine.preflight import check_resume, load_checked
 from fsbench.engine.resume import (
-    audit,
-    check_folder_configuration,
     discard_tasks,
-    existing_rows,
     per_selector,
-    stale_message,
     sum_counts,
     unplanned_tasks,
 )
@@ -97,7 +90,7 @@ from fsbench.evaluation.protocol import (
     tune_selector,
 )
 from fsbench.storage.folder import CONFIG_FILE, remove_temporary_files, write_config
-from fsbench.storage.lock import check_writable_folder, describe_os_error, locked
+from fsbench.storage.lock import describe_os_error, locked
 from fsbench.storage.ranking_cache import RANKINGS_DIR
 from fsbench.storage.rankings import RANKINGS_FILE, write_rankings
 from fsbench.storage.runlog import RUNLOG, log_run
@@ -193,13 +186,8 @@ def run_experiment(
     started = time.perf_counter()
     out_dir = Path(out_dir)
     n_jobs = experiment.n_jobs if n_jobs is None else n_jobs
-    if n_jobs == 0 or n_jobs < -1:
-        raise FsbenchError(f"n_jobs = {n_jobs}: give a positive number of workers or -1 for all cores.")
-    check_writable_folder(out_dir)
-    data, skipped = load_datasets(experiment, data, data_dir, skip_missing)
-    if len(skipped) == len(experiment.datasets):
-        raise FsbenchError(f"None of the datasets {', '.join(skipped)} was found; fetch them with "
-                           "'fsbench datasets fetch NAME' or set FSBENCH_DATA.")
+    data, skipped = load_checked(experiment, out_dir, data=data, data_dir=data_dir, n_jobs=n_jobs,
+                                 skip_missing=skip_missing)
     notes: list[str] = []
 
     def note(text: str) -> None:
@@ -207,10 +195,6 @@ def run_experiment(
         if on_note:
             on_note(text)
 
-    for name in experiment.datasets:
-        if name in data:
-            refuse_constant_data(name, data[name].X)
-    refuse_dense_over_limit(experiment, data)
     tasks = plan(experiment, data)
     fingerprint = experiment.fingerprint()
 
@@ -230,11 +214,7 @@ def run_experiment(
                     shutil.rmtree(out_dir / sub, ignore_errors=True)
                 for name in (RUNS_FILE, RANKINGS_FILE, CONFIG_FILE, RUNLOG):  # the log of the discarded runs too
                     (out_dir / name).unlink(missing_ok=True)
-            check_folder_configuration(out_dir, fingerprint)
-            found = existing_rows(out_dir, tasks, fingerprint)
-            checked = audit(experiment, tasks, found, out_dir, recompute_stale, sparse=sparse_datasets(data))
-            if checked.stale and not recompute_stale:
-                raise FsbenchError(stale_message(out_dir, checked.stale))
+            found, checked = check_resume(experiment, tasks, out_dir, data, recompute_stale)
             # every check passed: from here on the folder is changed
             write_config(out_dir, {**experiment.to_dict(), "skipped_datasets": skipped}, fingerprint)
             for task_id in checked.damaged:
