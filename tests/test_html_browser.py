@@ -5,7 +5,9 @@ On the page of a small real run: no console error, no request leaves ``file://``
 sorts the table (the order checked against the means sorted here with pandas), a legend click
 hides a curve (plotly's trace state), the metric switch shows the other metric's numbers (checked
 against balanced accuracy computed here from the per-class counts), and a 1280 x 800 screenshot
-is written. Without chromium or playwright the test is skipped, saying which is missing.
+is written. A page without its plotly.min.js shows the banner naming the command that writes it,
+and its tables still sort. Without chromium or playwright the tests are skipped, saying which is
+missing.
 """
 
 from __future__ import annotations
@@ -102,3 +104,41 @@ def test_page_in_headless_chromium(tmp_path):
             browser.close()
     assert errors == []
     assert requests and all(url.startswith("file://") for url in requests), requests
+
+
+def test_page_without_plotly_says_so_and_its_tables_still_work(tmp_path):
+    """A page whose plotly.min.js is missing (a committed page leaves it out): the banner names the
+    command that writes it, the tables are there and sort, and the missing file is the only error."""
+    chromium = _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_html_report import make_results
+
+    results = make_results(tmp_path)
+    made = CliRunner().invoke(main, ["html", str(results)], catch_exceptions=False)
+    assert made.exit_code == 0, made.output
+    (results / "html" / "plotly.min.js").unlink()
+    runs = pd.read_csv(results / "runs.csv.gz")
+    digits = runs[runs["dataset"] == "digits"]
+    selectors = list(dict.fromkeys(digits["selector"]))
+    means = digits[digits["k"] == 5].groupby("selector", sort=False)["accuracy"].mean().reindex(selectors)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors, failed = [], []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("requestfailed", lambda r: failed.append(r.url))
+            page.goto((results / "html" / "index.html").as_uri())
+            page.wait_for_function("document.body.dataset.ready === '1'", timeout=60_000)
+            banner = page.locator("#no-plotly").inner_text()
+            assert "plotly.min.js" in banner and "fsbench report --html" in banner
+            table = page.locator("#table-all-0 table.values")
+            table.locator("th[data-k='5']").click()
+            order = table.locator("tbody tr").evaluate_all("rows => rows.map(r => r.dataset.selector)")
+            assert order == list(means.sort_values(ascending=False, kind="stable").index)
+        finally:
+            browser.close()
+    assert errors == []
+    assert [url.rsplit("/", 1)[-1] for url in failed] == ["plotly.min.js"]
