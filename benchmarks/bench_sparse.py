@@ -151,7 +151,8 @@ def main() -> None:
         info = measure([*fsbench, "datasets", "info", str(data)], env)
         run = measure([*fsbench, "run", str(config), "-j", "1", "-q", "--out", str(folder / "results")], env)
         # the table and the summary's counts, without the temporary folder's paths
-        table = "\n".join(line.split("; wrote ")[0] for line in run["output"].splitlines())
+        table = "\n".join(line.split("; wrote ")[0] for line in run["output"].splitlines()
+                          if not line.startswith("Browse the results"))  # names the temporary folder
     gb = 1e9
     lines = [
         "# Sparse data: the memory bar",
