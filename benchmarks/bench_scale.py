@@ -73,6 +73,9 @@ HERE = Path(__file__).resolve().parent
 N_SIZES = (100, 300, 1_000, 3_000, 10_000, 30_000)
 N_AXIS_D = 1_000
 D_SIZES = (1_000, 10_000, 100_000)
+#: ``--axis bar``: the sparse models at the size of their bar (60 s of one core each), always run to the cap
+BAR_SIZE = (5_000, 2_000)
+BAR_SELECTORS = ("rfs", "l1svm", "l21svm", "sl21", "cssvm", "dso", "sl2p")
 D_AXIS_N = 200
 PROTOCOL_SIZES = (500, 2_000, 8_000)
 PROTOCOL_D = 2_000
@@ -293,6 +296,15 @@ def render_markdown(df: pd.DataFrame) -> str:
                 part = _axis_frame(sub[sub.what == what], axis)
                 if len(part):
                     lines += [f"### {title}, {fixed}", "", *size_table(part, axis, what == "peer"), ""]
+        part = sub[(sub.what == "selector") & (sub.axis == "bar")]
+        if len(part):
+            n_bar, d_bar = BAR_SIZE
+            lines += [f"### The sparse models at n = {n_bar:,}, d = {d_bar:,} (bar: 60 s of one core each)", "",
+                      "| name | CPU s | peak MB | status |", "|---|---:|---:|---|"]
+            for r in part.sort_values("name").itertuples():
+                cpu = f"{r.cpu_s:.3g}" if r.status == "ok" else f"> {r.cap_s:.0f}"
+                lines.append(f"| {r.name} | {cpu} | {r.peak_mb:.0f} | {r.status} |")
+            lines.append("")
         part = sub[sub.what == "protocol"]
         if len(part):
             lines += [f"### The whole protocol (`fsbench run`, one task), d = {PROTOCOL_D:,}", "",
@@ -685,6 +697,8 @@ def sizes_of(axis: str, args: argparse.Namespace) -> list[tuple[int, int]]:
         return [(n, N_AXIS_D) for n in args.n_sizes]
     if axis == "d":
         return [(D_AXIS_N, d) for d in args.d_sizes]
+    if axis == "bar":
+        return [BAR_SIZE]
     return [(n, PROTOCOL_D) for n in args.protocol_sizes]
 
 
@@ -701,11 +715,15 @@ def run(args: argparse.Namespace) -> None:
         for axis in axes:
             todo = fits if axis != "protocol" else [Entry("protocol", f"fisher, linear_svm backend={b}", "fisher")
                                                     for b in protocol_backends()]
+            if axis == "bar":
+                todo = [e for e in fits if e.what == "selector" and e.name in BAR_SELECTORS]
             for n, d in sizes_of(axis, args):  # every entry at one size, then the next size
                 for entry in todo:
                     if table.find(args.label, entry, n, d) is not None:
                         continue
                     decision, predicted, note = plan_size(table.history(args.label, entry), n, d, args.cap_seconds)
+                    if axis == "bar":  # measured whatever the other axes predict
+                        decision, predicted, note = "run", math.nan, ""
                     row = {"label": args.label, "what": entry.what, "name": entry.name, "method": entry.method,
                            "pair": entry.pair, "axis": axis, "n": n, "d": d, "cap_s": float(args.cap_seconds),
                            "cap_gb": float(args.cap_gb),
@@ -733,7 +751,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--selectors", default="", help="comma-separated registered names (default: all), their "
                                                      "peers included")
-    ap.add_argument("--axis", choices=("n", "d", "protocol", "all"), default="all")
+    ap.add_argument("--axis", choices=("n", "d", "protocol", "bar", "all"), default="all",
+                    help="all: n, d and protocol; bar: the sparse models at n = 5,000, d = 2,000")
     ap.add_argument("--cap-seconds", type=float, default=300.0, help="wall seconds before a child is killed")
     ap.add_argument("--cap-gb", type=float, default=10.0, help="address-space limit of each child (GB)")
     ap.add_argument("--out", type=Path, default=HERE / "scale.csv")
