@@ -80,6 +80,9 @@ def test_selectors_lists_parameters(runner):
     assert "solver: 'alternating' | 'joint', default 'alternating'" in out
     assert "zero_tol: float in (0, 0.001] | null, default null" in out
     assert "random_state: not settable" in out and "n_features_to_select" not in out
+    # the measured growth of a fit (benchmarks/scale.csv, through the cost model's file)
+    sl2p = out.split("\nsl2p ", 1)[1].split("\n")
+    assert sl2p[2].strip().startswith("cost: fit at its defaults on d = 1,000 features, one core: ")
 
 
 
