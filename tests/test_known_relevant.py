@@ -369,3 +369,32 @@ def test_stats_on_a_hand_edited_config_skips_stability_without_a_traceback(tmp_p
     result = CliRunner().invoke(main, ["stats", str(out), "--metric", "relevant_recall", "-o", str(tmp_path / "st")])
     assert "Traceback" not in result.output
     assert result.exit_code in (0, 2), result.output
+
+
+def test_a_sparse_file_with_probes_stays_sparse_and_counts_its_probes(tmp_path):
+    """An svmlight file (read as CSR) as the base of probes: the dataset stays sparse (its rows record
+    the sparse protocol), and each row's probe count is that of its stored ranking's top k."""
+    import scipy.sparse
+    from sklearn.datasets import dump_svmlight_file
+
+    from fsbench.evaluation import protocol_code
+
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = scipy.sparse.random(60, 400, density=0.02, format="csr", random_state=1)
+    X = scipy.sparse.hstack([X, scipy.sparse.csr_matrix(np.eye(3)[y] * rng.uniform(1, 2, (60, 1)))], format="csr")
+    dump_svmlight_file(X, y, str(tmp_path / "text.svm"))
+    config = write_config(tmp_path, """\
+- name: text-probes
+  base: {path: text.svm}
+  probes: {n: 50, kind: permuted, seed: 1}
+""")
+    out = tmp_path / "out"
+    result = run(["run", str(config), "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    runs = pd.read_csv(out / "runs.csv.gz")
+    rankings = pd.read_csv(out / "rankings.csv.gz")
+    assert set(runs.protocol_code) == {protocol_code(sparse=True)}
+    for row in runs.itertuples():
+        top = top_k(rankings, row.dataset, row.selector, row.repeat, row.k)
+        assert row.n_probes == 50 and row.probes_selected == int((top >= 403).sum())

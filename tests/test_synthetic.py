@@ -393,6 +393,21 @@ def test_probes_are_deterministic_for_a_seed_and_differ_for_another(kind):
     assert not np.array_equal(a[:, 6:], add_probes(X, n=8, kind=kind, seed=6)[:, 6:])
 
 
+@pytest.mark.parametrize(("kind", "n"), [("permuted", 4), ("permuted", 15), ("gaussian", 3)])
+def test_probes_of_sparse_data_are_the_dense_probes_and_stay_sparse(kind, n):
+    import scipy.sparse
+
+    X = real_data()
+    X[np.abs(X) < 1.0] = 0.0  # mostly zeros
+    sparse = scipy.sparse.csr_matrix(X)
+    before = (sparse.data.tobytes(), sparse.indices.tobytes(), sparse.indptr.tobytes())
+    out = add_probes(sparse, n=n, kind=kind, seed=3)
+    assert scipy.sparse.issparse(out) and out.format == "csr" and out.dtype == np.float64
+    assert out.has_canonical_format
+    np.testing.assert_array_equal(out.toarray(), add_probes(X, n=n, kind=kind, seed=3))
+    assert (sparse.data.tobytes(), sparse.indices.tobytes(), sparse.indptr.tobytes()) == before
+
+
 def test_probes_accept_an_integer_matrix():
     X = np.arange(12).reshape(4, 3)
     out = add_probes(X, n=2, kind="permuted", seed=0)

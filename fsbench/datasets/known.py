@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from fsbench.datasets import synthetic
+from fsbench.datasets.user_files.validation import read_only_sparse
 from fsbench.errors import DataError
 
 __all__ = ["KNOWN_FEATURE_COLUMNS", "KnownData", "build_known_data", "selection_counts"]
@@ -81,7 +83,8 @@ def build_known_data(name: str, *, generate: Mapping[str, Any] | None = None, ba
             raise DataError(f"Dataset {name!r}: generated data declare their own relevant features; remove "
                             "'relevant'.")
     else:
-        X, y, classes = np.asarray(base.X, dtype=np.float64), np.asarray(base.y), np.asarray(base.classes)
+        X = base.X if scipy.sparse.issparse(base.X) else np.asarray(base.X, dtype=np.float64)
+        y, classes = np.asarray(base.y), np.asarray(base.classes)
         found = None if relevant is None else check_relevant(name, relevant, X.shape[1])
         source = f"{getattr(base, 'name', name)} ({X.shape[0]} x {X.shape[1]})"
     n_probes = 0
@@ -89,9 +92,13 @@ def build_known_data(name: str, *, generate: Mapping[str, Any] | None = None, ba
         n_probes, kind, seed = int(probes["n"]), str(probes["kind"]), int(probes["seed"])
         X = synthetic.add_probes(X, n=n_probes, kind=kind, seed=seed)
         source += f" + {n_probes} {kind} probes (seed {seed})"
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    if scipy.sparse.issparse(X):  # a sparse user file stays sparse, its probes too
+        X = read_only_sparse(scipy.sparse.csr_matrix(X, dtype=np.float64))
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        X.flags.writeable = False
     y = np.ascontiguousarray(y, dtype=np.int64)
-    for arr in (X, y, classes) + (() if found is None else (found,)):
+    for arr in (y, classes) + (() if found is None else (found,)):
         arr.flags.writeable = False
     return KnownData(name=name, X=X, y=y, classes=classes, relevant=found, n_probes=n_probes, source=source)
 
