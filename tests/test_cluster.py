@@ -321,3 +321,38 @@ def test_a_task_raising_an_os_error_is_the_tasks_sentence_not_a_lost_scheduler()
         list(run_tasks(client, _full_disk, ["t0"], {"d": (1, 2)}, lambda t: "d", lambda t: t))
     assert str(caught.value).startswith("The Dask cluster could not run task fsbench-t0 (OSError: "), caught.value
     assert "No space left on device" in str(caught.value)
+
+
+def test_distributed_tracebacks_are_held_back_while_a_run_is_on_a_cluster():
+    """distributed's comms log a closed connection at INFO with the exception attached; during a run
+    such a record, and any of its ERROR records, reach no handler (the run reports one sentence);
+    its other records, and other loggers' tracebacks, still do."""
+    import logging
+
+    from fsbench.engine import cluster
+
+    seen: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(f"{record.name}:{record.levelname}:{bool(record.exc_info)}")
+
+    handler = Collect()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    levels = {name: logging.getLogger(name).level for name in ("distributed", "mine")}
+    for name in levels:
+        logging.getLogger(name).setLevel(logging.INFO)
+    try:
+        error = ConnectionResetError(104, "Connection reset by peer")
+        with cluster._quiet_errors():
+            logging.getLogger("distributed.batched").info("Batched Comm Closed", exc_info=error)
+            logging.getLogger("distributed.client").error("lost scattered data")
+            logging.getLogger("distributed.worker").warning("plain warning")
+            logging.getLogger("mine").info("my traceback", exc_info=error)
+        logging.getLogger("distributed.batched").info("after the run", exc_info=error)
+    finally:
+        root.removeHandler(handler)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+    assert seen == ["distributed.worker:WARNING:False", "mine:INFO:True", "distributed.batched:INFO:True"]

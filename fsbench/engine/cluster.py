@@ -133,14 +133,19 @@ def _interrupts_deferred() -> Iterator[list[int]]:
 
 
 class _DropErrors(logging.Filter):
+    """distributed's records at ERROR and above, and any of its records carrying a traceback (its
+    comms log a closed connection at INFO with the exception attached)."""
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno < logging.ERROR or not record.name.startswith("distributed")
+        if not record.name.startswith("distributed"):
+            return True
+        return record.levelno < logging.ERROR and not record.exc_info
 
 
 @contextlib.contextmanager
 def _quiet_errors() -> Iterator[None]:
-    """Hold back distributed's ERROR records (tracebacks of a lost connection, "lost scattered
-    data" when a run is stopped) from this process's handlers: every failure that matters
+    """Hold back distributed's ERROR records and its records with a traceback (a lost connection,
+    "lost scattered data" when a run is stopped) from this process's handlers: every failure that matters
     reaches the run as an exception, which fsbench reports as one sentence. Warnings pass."""
     drop = _DropErrors()
     loggers = [logging.getLogger(name) for name in list(logging.Logger.manager.loggerDict)
