@@ -397,11 +397,13 @@ def test_probes_are_deterministic_for_a_seed_and_differ_for_another(kind):
 def test_probes_of_sparse_data_are_the_dense_probes_and_stay_sparse(kind, n):
     import scipy.sparse
 
+    from fsbench.datasets.sparse_probes import add_probes_sparse
+
     X = real_data()
     X[np.abs(X) < 1.0] = 0.0  # mostly zeros
     sparse = scipy.sparse.csr_matrix(X)
     before = (sparse.data.tobytes(), sparse.indices.tobytes(), sparse.indptr.tobytes())
-    out = add_probes(sparse, n=n, kind=kind, seed=3)
+    out = add_probes_sparse(sparse, n=n, kind=kind, seed=3)
     assert scipy.sparse.issparse(out) and out.format == "csr" and out.dtype == np.float64
     assert out.has_canonical_format
     np.testing.assert_array_equal(out.toarray(), add_probes(X, n=n, kind=kind, seed=3))

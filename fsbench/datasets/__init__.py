@@ -23,7 +23,8 @@ then a read-only ``scipy.sparse.csr_matrix`` (float64, sorted indices), checked 
 values without densifying. The registry's datasets are dense files and load dense.
 
 Data whose relevant features are known: :mod:`~fsbench.datasets.synthetic` generates them
-(``classification``, ``madelon``, ``xor``) and appends probes to real data;
+(``classification``, ``madelon``, ``xor``) and appends probes to real data
+(:mod:`~fsbench.datasets.sparse_probes` the same probes to sparse data, as CSR);
 :mod:`~fsbench.datasets.known` builds a config's such dataset (:class:`KnownData`) and counts what a
 ranking's top k holds of its relevant features and probes.
 

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse
 
 from fsbench.datasets import synthetic
+from fsbench.datasets.sparse_probes import add_probes_sparse
 from fsbench.datasets.user_files.validation import read_only_sparse
 from fsbench.errors import DataError
 
@@ -90,7 +91,10 @@ def build_known_data(name: str, *, generate: Mapping[str, Any] | None = None, ba
     n_probes = 0
     if probes:
         n_probes, kind, seed = int(probes["n"]), str(probes["kind"]), int(probes["seed"])
-        X = synthetic.add_probes(X, n=n_probes, kind=kind, seed=seed)
+        if scipy.sparse.issparse(X):
+            X = add_probes_sparse(X, n=n_probes, kind=kind, seed=seed)
+        else:
+            X = synthetic.add_probes(X, n=n_probes, kind=kind, seed=seed)
         source += f" + {n_probes} {kind} probes (seed {seed})"
     if scipy.sparse.issparse(X):  # a sparse user file stays sparse, its probes too
         X = read_only_sparse(scipy.sparse.csr_matrix(X, dtype=np.float64))

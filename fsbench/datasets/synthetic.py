@@ -64,10 +64,8 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import scipy.sparse
 
 from fsbench.errors import DataError
 from fsbench.fixed_order import linear_kernel
@@ -405,10 +403,9 @@ def _frozen(X: np.ndarray, y: np.ndarray, relevant: np.ndarray, description: str
 
 
 # ----------------------------------------------------------------------------- probes
-def add_probes(X: Any, *, n: int, kind: str, seed: int) -> Any:
+def add_probes(X: np.ndarray, *, n: int, kind: str, seed: int) -> np.ndarray:
     """``X`` with ``n`` probe columns appended after its own: a new float64 C-contiguous array
-    (``X`` itself is never modified, and may be read-only); for a scipy sparse ``X``, a CSR
-    matrix of the same values (:func:`_add_probes_sparse`).
+    (``X`` itself is never modified, and may be read-only).
 
     ``permuted``: each probe is a real column, its values permuted across the samples by the
     probe's own random permutation, so it is irrelevant by construction and has the real data's
@@ -426,8 +423,6 @@ def add_probes(X: Any, *, n: int, kind: str, seed: int) -> Any:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise DataError(f"the probes' seed must be a whole number of at least 0, got {seed!r}; "
                         "set probes seed to 0 or more.")
-    if scipy.sparse.issparse(X):
-        return _add_probes_sparse(X, int(n), kind, int(seed))
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.size == 0:
         raise DataError(f"probes need a samples x features matrix with at least one sample and one feature, "
@@ -444,37 +439,4 @@ def add_probes(X: Any, *, n: int, kind: str, seed: int) -> Any:
     sources = np.concatenate([rng.permutation(d) for _ in range(rounds)])[:n]
     for j, source in enumerate(sources):
         out[:, d + j] = X[rng.permutation(n_samples), source]
-    return out
-
-
-def _add_probes_sparse(X: Any, n: int, kind: str, seed: int) -> Any:
-    """:func:`add_probes` of a scipy sparse ``X``: a new CSR matrix whose values are those of
-    ``add_probes(X.toarray(), ...)`` (the same draws in the same order), built without densifying
-    ``X``. A permuted probe keeps its column's non-zeros (moved to the permuted rows); gaussian
-    probes are dense columns, stored in the CSR."""
-    X = scipy.sparse.csc_matrix(X, dtype=np.float64)
-    n_samples, d = X.shape
-    if n_samples == 0 or d == 0:
-        raise DataError(f"probes need a samples x features matrix with at least one sample and one feature, "
-                        f"got shape {X.shape}; add probes to a non-empty dataset.")
-    rng = np.random.Generator(np.random.PCG64(seed))
-    if kind == "gaussian":
-        probes = scipy.sparse.csc_matrix(rng.standard_normal(size=(n_samples, n)))
-    else:
-        rounds = -(-n // d)
-        sources = np.concatenate([rng.permutation(d) for _ in range(rounds)])[:n]
-        rows, cols, vals = [], [], []
-        for j, source in enumerate(sources):  # probe j's value at row i is X[perm[i], source]
-            inverse = np.argsort(rng.permutation(n_samples))
-            start, stop = X.indptr[source], X.indptr[source + 1]
-            rows.append(inverse[X.indices[start:stop]])
-            cols.append(np.full(stop - start, j))
-            vals.append(X.data[start:stop])
-        probes = scipy.sparse.csc_matrix((np.concatenate(vals) if vals else np.empty(0),
-                                          (np.concatenate(rows) if rows else np.empty(0, int),
-                                           np.concatenate(cols) if cols else np.empty(0, int))),
-                                         shape=(n_samples, n))
-    out = scipy.sparse.hstack([X, probes], format="csr", dtype=np.float64)
-    out.sum_duplicates()
-    out.sort_indices()
     return out
