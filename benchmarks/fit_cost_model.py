@@ -15,8 +15,9 @@
               DSO-FS paper) at the sizes of ``--quick``, and every classifier route at 2, 4 and 10 classes
               (:data:`CLASS_SIZES`), then adds the variants' entries and each route's class exponent
               ``eta`` (least squares of log(t_c / t_4) on log(c / 4)) to the model.
-``--limits``  copies each selector's measured fit times along n (d = 1,000, the latest label) from
-              benchmarks/scale.csv (or ``--scale``) into the model, where ``fsbench selectors`` states them.
+``--limits``  copies each selector's measured fit times along n (d = 1,000, rows of ``--label``, the code
+              being shipped) from benchmarks/scale.csv (or ``--scale``) into the model, where
+              ``fsbench selectors`` states them.
 ``--check``   predicts every task of the committed runs (results/**/runs.csv.gz with its config.yaml)
               and compares with its measured ``task_seconds``; the share within 2x, per selector and
               overall, goes into benchmarks/cost_model.md. The committed runs are never fitted on.
@@ -56,11 +57,7 @@ from scipy.optimize import least_squares
 from threadpoolctl import threadpool_limits
 
 from fsbench.configuration.experiment import (
-    ClassifierConfig,
     Experiment,
-    InnerCVConfig,
-    ProtocolConfig,
-    SelectorConfig,
 )
 from fsbench.datasets.registry import resolve
 from fsbench.engine.cost_model import COST_MODEL_FILE, ROUTES, entry_name, load_cost_model, task_seconds
@@ -309,25 +306,9 @@ def write_model(selectors: dict, classifiers: dict, source: str) -> None:
 
 # ----------------------------------------------------------------------------- the check
 def committed_experiment(folder: Path) -> tuple[Experiment, dict[str, Any]]:
-    """What the cost model needs of a results folder's config.yaml (fingerprint not checked: data with
-    known features is not rebuilt here)."""
+    """A results folder's experiment, rebuilt from its config.yaml (``Experiment.from_dict``), and the file's data."""
     doc = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
-    selectors = tuple(SelectorConfig(name=s["name"], label=s["label"], kind=s.get("kind", "builtin"),
-                                     params=tuple(sorted((s.get("params") or {}).items())),
-                                     grid=tuple(sorted((k, tuple(v)) for k, v in (s.get("grid") or {}).items())))
-                      for s in doc["selectors"])
-    classifiers: tuple[Any, ...] = ()
-    if doc.get("classifiers"):
-        classifiers = tuple(classifier_spec(c["kind"], label=c["label"], params=c.get("params") or {},
-                                            grid=c.get("grid") or {}) for c in doc["classifiers"])
-    cls = doc.get("classifier") or {"name": "linear_svm", "backend": "libsvm", "C": [1.0]}
-    experiment = Experiment(
-        name=doc["name"], seed=int(doc["seed"]), datasets=tuple(doc["datasets"]), selectors=selectors,
-        n_features=tuple(doc["n_features"]), standardize=doc["standardize"],
-        protocol=ProtocolConfig(**doc["protocol"]), inner_cv=InnerCVConfig(**doc["inner_cv"]),
-        classifier=ClassifierConfig(name=cls["name"], backend=cls["backend"], C=tuple(cls["C"])),
-        classifiers=classifiers)
-    return experiment, doc
+    return Experiment.from_dict(doc), doc
 
 
 def dataset_shape(name: str, doc: dict[str, Any]) -> tuple[int, int, int]:
@@ -467,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limits", action="store_true",
                         help="copy the measured fit times along n from the scale table into the model")
     parser.add_argument("--scale", type=Path, default=SCALE_CSV, help="with --limits: the scale table to read")
+    parser.add_argument("--label", default="after",
+                        help="with --limits: the scale table's label measured with the code being shipped")
     parser.add_argument("--check", action="store_true", help="compare with the committed runs' task times")
     parser.add_argument("--selectors", help="comma-separated selectors to measure (default: all registered)")
     parser.add_argument("--measure", choices=("all", "classifiers", "selectors"), default="all",
@@ -530,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.variants:
         variants_step(args.save, args.fit_from)
     if args.limits:
-        limits_step(args.scale)
+        limits_step(args.scale, args.label)
     if args.check:
         table = check_rows()
         text = REPORT.read_text(encoding="utf-8") if REPORT.is_file() else ""
@@ -539,14 +522,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def measured_fits(scale: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per selector, its fits along n at d = 1,000 in the scale table's latest label that has them:
-    ``{"label", "commit", "d", "points": [[n, CPU s or None, status, predicted s or None], ...]}``."""
-    rows = scale[(scale["what"] == "selector") & (scale["axis"] == "n") & (scale["d"] == 1000)]
+def measured_fits(scale: pd.DataFrame, label: str) -> dict[str, dict[str, Any]]:
+    """Per selector, its fits along n at d = 1,000 in the scale table's rows of ``label`` (the code
+    fsbench ships): ``{"label", "commit", "d", "points": [[n, CPU s or None, status, predicted s or None,
+    cap s], ...]}``."""
+    rows = scale[(scale["what"] == "selector") & (scale["axis"] == "n") & (scale["d"] == 1000)
+                 & (scale["label"] == label)]
     out: dict[str, dict[str, Any]] = {}
-    labels = list(dict.fromkeys(rows["label"]))  # in the order the table holds them: the latest last
     for name, group in rows.groupby("name"):
-        group = group[group["label"] == [lab for lab in labels if lab in set(group["label"])][-1]]
         points = []
         for r in group.sort_values("n").itertuples():
             points.append([int(r.n), float(r.cpu_s) if r.status == "ok" else None, str(r.status),
@@ -557,13 +540,16 @@ def measured_fits(scale: pd.DataFrame) -> dict[str, dict[str, Any]]:
     return out
 
 
-def limits_step(scale_csv: Path) -> None:
+def limits_step(scale_csv: Path, label: str) -> None:
     """``--limits``: the measured fits of :func:`measured_fits` into the model's ``measured_fit``."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_scale import load_scale_table
 
     doc = json.loads(COST_MODEL_FILE.read_text(encoding="utf-8"))
-    doc["measured_fit"] = dict(sorted(measured_fits(load_scale_table(scale_csv)).items()))
+    fits = measured_fits(load_scale_table(scale_csv), label)
+    if not fits:
+        raise SystemExit(f"{scale_csv} has no selector rows along n labelled {label!r}; give --label.")
+    doc["measured_fit"] = dict(sorted(fits.items()))
     COST_MODEL_FILE.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 

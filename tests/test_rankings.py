@@ -6,11 +6,13 @@ checked against the rows (fsbench.engine.check_rankings), by the library and by 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import shutil
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -556,3 +558,64 @@ def test_a_ranking_without_rows_is_dropped_by_the_check(finished, digits, tmp_pa
     assert dropped == ["digits repeat 1 fold 0 random (runs.csv.gz holds no row of it)"]
     kept = load_rankings(out)
     assert len(kept) == 7 * K and kept[(kept.selector == "random") & (kept.repeat == 1)].empty
+
+
+def test_every_committed_results_config_rebuilds_to_its_fingerprint():
+    """config.yaml of every committed results folder (known data, users' files, classifier lists
+    included) rebuilds to the fingerprint it records, through the function the rankings commands use."""
+    import yaml
+
+    from fsbench.configuration.experiment import Experiment
+    from fsbench.engine.traces import experiment_from_results
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    folders = sorted(p.parent for p in root.glob("**/config.yaml") if (p.parent / "runs.csv.gz").is_file())
+    assert len(folders) >= 10
+    for folder in folders:
+        doc = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+        assert Experiment.from_dict(doc).fingerprint() == doc["fingerprint"], folder
+        assert experiment_from_results(folder).fingerprint() == doc["fingerprint"], folder
+    assert any("known_data" in yaml.safe_load((f / "config.yaml").read_text()) for f in folders)
+
+
+def test_rankings_of_a_users_file_with_probes_are_checked_and_regenerated(tmp_path):
+    """A run on a user's (sparse) file with probes: 'rankings check' replays every ranking against its
+    rows and 'rankings regenerate' writes the same rankings (both refused the folder before)."""
+    import scipy.sparse
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = scipy.sparse.hstack([scipy.sparse.random(60, 300, density=0.03, format="csr", random_state=2),
+                             scipy.sparse.csr_matrix(np.eye(3)[y] * rng.uniform(1, 2, (60, 1)))], format="csr")
+    dump_svmlight_file(X, y, str(tmp_path / "text.svm"))
+    (tmp_path / "c.yaml").write_text("""\
+name: text
+seed: 0
+datasets:
+  - name: text-probes
+    base: {path: text.svm}
+    probes: {n: 40, kind: permuted, seed: 1}
+protocol: {kind: holdout, train_size: 0.6, n_trials: 3}
+selectors: [fisher, chi2]
+classifier: {name: linear_svm, backend: liblinear, C: [1]}
+n_features: [2, 5]
+n_jobs: 1
+""")
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(fsbench_main, ["run", str(tmp_path / "c.yaml"), "-o", str(out), "-q"]).exit_code == 0
+    before = gzip.decompress((out / "rankings.csv.gz").read_bytes())
+    checked = runner.invoke(fsbench_main, ["rankings", "check", str(out)])
+    assert checked.exit_code == 0, checked.output
+    assert "6 of 6 rankings reproduce their rows" in checked.output
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    (copy / "rankings.csv.gz").unlink()
+    shutil.rmtree(copy / "tasks")
+    made = runner.invoke(fsbench_main, ["rankings", "regenerate", str(copy)])
+    assert made.exit_code == 0, made.output
+    regenerated = pd.read_csv(copy / "rankings.csv.gz").drop(columns=["fingerprint"], errors="ignore")
+    original = pd.read_csv(io.BytesIO(before)).drop(columns=["fingerprint"], errors="ignore")
+    pd.testing.assert_frame_equal(regenerated.sort_values(list(regenerated.columns)).reset_index(drop=True),
+                                  original.sort_values(list(original.columns)).reset_index(drop=True))

@@ -305,6 +305,46 @@ class Experiment:
             d.pop("known_data")
         return d
 
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any], *, source: str = "<config>") -> Experiment:
+        """The experiment whose :meth:`to_dict` is ``doc`` (a results folder's ``config.yaml``, whose
+        extra keys ``fingerprint`` and ``skipped_datasets`` are ignored). Nothing is validated here:
+        the caller compares the rebuilt :meth:`fingerprint` with the one the file records. Raises
+        KeyError or TypeError for data of another shape."""
+        from fsbench.evaluation.classifiers import classifier_spec
+
+        def selector(s: dict[str, Any]) -> SelectorConfig:
+            return SelectorConfig(name=s["name"], label=s["label"],
+                                  params=tuple(sorted((s.get("params") or {}).items())),
+                                  grid=tuple(sorted((k, tuple(v)) for k, v in (s.get("grid") or {}).items())),
+                                  kind=s.get("kind", "builtin"), timeout=s.get("timeout"))
+
+        def data_file(f: dict[str, Any]) -> DataFileConfig:
+            return DataFileConfig(name=f["name"], path=f.get("path", ""), sha256=f["sha256"], label=f.get("label"),
+                                  x=f.get("x"), y=f.get("y"))
+
+        def known(k: dict[str, Any]) -> KnownDataConfig:
+            return KnownDataConfig(
+                name=k["name"], generate=tuple(sorted((k.get("generate") or {}).items())), base=k.get("base"),
+                base_file=data_file(k["base_file"]) if k.get("base_file") else None,
+                probes=tuple(sorted((k.get("probes") or {}).items())),
+                relevant=tuple(k["relevant"]) if k.get("relevant") is not None else None,
+                generator_code=k.get("generator_code", ""))
+
+        single = doc.get("classifier") or {}
+        return cls(
+            name=doc["name"], seed=int(doc["seed"]), datasets=tuple(doc["datasets"]),
+            selectors=tuple(selector(s) for s in doc["selectors"]), n_features=tuple(doc["n_features"]),
+            standardize=doc["standardize"], protocol=ProtocolConfig(**doc["protocol"]),
+            inner_cv=InnerCVConfig(**doc["inner_cv"]),
+            classifier=ClassifierConfig(name=single["name"], backend=single["backend"], C=tuple(single["C"]))
+            if single else ClassifierConfig(),
+            classifiers=tuple(classifier_spec(c["kind"], label=c["label"], params=c.get("params") or {},
+                                              grid=c.get("grid") or {}) for c in doc.get("classifiers") or ()),
+            data_files=tuple(data_file(f) for f in doc.get("data_files") or ()),
+            known_data=tuple(known(k) for k in doc.get("known_data") or ()),
+            n_jobs=int(doc.get("n_jobs", 1)), description=doc.get("description", ""), source=source)
+
     def data_file(self, name: str) -> DataFileConfig | None:
         return next((f for f in self.data_files if f.name == name), None)
 

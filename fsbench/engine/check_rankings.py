@@ -96,7 +96,8 @@ def check_rankings(results_dir: str | Path, data_dir: str | Path | None = None, 
                            "replays the rows of a single classifier only.")
     with locked(out):
         runs, rankings = load_runs(out), load_rankings(out)
-        data = load_data(experiment.datasets, dict(data or {}), data_dir, say, "its rankings are kept unchecked")
+        data = load_data(experiment, experiment.datasets, dict(data or {}), data_dir, say,
+                         "its rankings are kept unchecked")
         tasks = {(t.dataset, t.split.repeat, t.split.fold, t.selector.label): t for t in plan(experiment, data)}
         ranked = rankings.groupby(TASK_KEY, sort=True)
         jobs, orphans = [], []

@@ -37,6 +37,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,7 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     if stale_note:
         say(f"Note: {stale_note}")
     datasets = [d for d in experiment.datasets if d in {str(r[0]["dataset"]) for r in rows.values()}]
-    data = load_data(datasets, data, data_dir, say, "its tasks are not ranked")
+    data = load_data(experiment, datasets, data, data_dir, say, "its tasks are not ranked")
     tasks = plan(experiment, data)
     found = Found(rows, set(rows), [])
     sparse = sparse_datasets(data)  # their rows record the sparse route's code identities
@@ -181,21 +182,20 @@ def _regenerate(experiment: Experiment, out: Path, data_dir: str | Path | None, 
     return out / RANKINGS_FILE
 
 
-def load_data(datasets: list[str] | tuple[str, ...], data: dict[str, Any], data_dir: str | Path | None,
-              say: Callable[[str], None], consequence: str) -> dict[str, Any]:
-    """These datasets: those of ``data``, the others loaded from ``data_dir`` / $FSBENCH_DATA; one not
-    found is left out, saying so and its ``consequence``."""
-    from fsbench.datasets import load, locate
+def load_data(experiment: Experiment, datasets: list[str] | tuple[str, ...], data: dict[str, Any],
+              data_dir: str | Path | None, say: Callable[[str], None], consequence: str) -> dict[str, Any]:
+    """These datasets of ``experiment``: those of ``data``, the others loaded as a run loads them
+    (:func:`fsbench.engine.data.load_datasets`: the registry from ``data_dir`` / $FSBENCH_DATA, users'
+    files, data with known features or probes); one whose files are not found is left out, saying so
+    and its ``consequence``."""
+    from fsbench.engine.data import load_datasets
 
-    for name in datasets:
-        if name in data:
-            continue
-        if locate(name, data_dir) is None:
-            say(f"Note: skipped dataset {name}: its files are not found (give --data-dir, set FSBENCH_DATA or "
-                f"'fsbench datasets fetch {name}'); {consequence}")
-            continue
-        data[name] = load(name, data_dir)
-    return {name: data[name] for name in datasets if name in data}
+    wanted = replace(experiment, datasets=tuple(name for name in datasets if name not in data))
+    loaded, skipped = load_datasets(wanted, data, data_dir, skip_missing=True)
+    for name in skipped:
+        say(f"Note: skipped dataset {name}: its files are not found (give --data-dir, set FSBENCH_DATA or "
+            f"'fsbench datasets fetch {name}'); {consequence}")
+    return {name: loaded[name] for name in datasets if name in loaded}
 
 
 def _params(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import yaml
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from fsbench.configuration.parse import ClassifierConfig, Experiment, InnerCVConfig, ProtocolConfig, SelectorConfig
+from fsbench.configuration.parse import Experiment, SelectorConfig
 from fsbench.engine.runner import ranking_key
 from fsbench.errors import FsbenchError
 from fsbench.evaluation.protocol import derive_seed, outer_splits, standardize
@@ -233,20 +233,8 @@ def experiment_from_results(results_dir: str | Path) -> Experiment:
     except (OSError, yaml.YAMLError) as exc:
         raise FsbenchError(f"Cannot read {str(path)!r} ({exc}); rerun the experiment.") from None
     try:
-        experiment = Experiment(
-            name=doc["name"], seed=int(doc["seed"]), datasets=tuple(doc["datasets"]),
-            selectors=tuple(
-                SelectorConfig(name=s["name"], label=s["label"],
-                               params=tuple(sorted((s.get("params") or {}).items())),
-                               grid=tuple(sorted((k, tuple(v)) for k, v in (s.get("grid") or {}).items())))
-                for s in doc["selectors"]),
-            n_features=tuple(doc["n_features"]), standardize=doc["standardize"],
-            protocol=ProtocolConfig(**doc["protocol"]), inner_cv=InnerCVConfig(**doc["inner_cv"]),
-            classifier=ClassifierConfig(name=doc["classifier"]["name"], backend=doc["classifier"]["backend"],
-                                        C=tuple(doc["classifier"]["C"])),
-            n_jobs=int(doc.get("n_jobs", 1)), description=doc.get("description", ""), source=str(path),
-        )
-    except (KeyError, TypeError) as exc:
+        experiment = Experiment.from_dict(doc, source=str(path))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise FsbenchError(f"{str(path)!r} is not an fsbench config.yaml ({exc}); rerun the experiment.") from None
     if doc.get("fingerprint") and experiment.fingerprint() != doc["fingerprint"]:
         raise FsbenchError(f"{str(path)!r} does not rebuild to its fingerprint; rerun the experiment.")
