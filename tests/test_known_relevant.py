@@ -60,6 +60,13 @@ def toy_csv(folder: Path, n: int = 60, d: int = 12, signal: tuple[int, ...] = (3
     return path
 
 
+def run_and_read(config: Path, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``fsbench run CONFIG -o OUT``, which must succeed, then its runs and rankings tables."""
+    result = run(["run", str(config), "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    return pd.read_csv(out / "runs.csv.gz"), pd.read_csv(out / "rankings.csv.gz")
+
+
 def top_k(rankings: pd.DataFrame, dataset: str, selector: str, repeat: int, k: int) -> np.ndarray:
     mine = rankings[(rankings.dataset == dataset) & (rankings.selector == selector) & (rankings.repeat == repeat)]
     return mine.sort_values("position")["feature"].to_numpy()[:k]
@@ -181,11 +188,7 @@ def test_rows_count_the_relevant_features_and_probes_of_their_top_k(tmp_path):
   base: digits
   probes: {n: 30, kind: gaussian, seed: 2}
 """)
-    out = tmp_path / "out"
-    result = run(["run", str(config), "-o", str(out), "-q"])
-    assert result.exit_code == 0, result.output
-    runs = pd.read_csv(out / "runs.csv.gz")
-    rankings = pd.read_csv(out / "rankings.csv.gz")
+    runs, rankings = run_and_read(config, tmp_path / "out")
     assert len(runs) == 2 * 2 * 3 * 3
     for row in runs.itertuples():
         top = top_k(rankings, row.dataset, row.selector, row.repeat, row.k)
@@ -389,11 +392,7 @@ def test_a_sparse_file_with_probes_stays_sparse_and_counts_its_probes(tmp_path):
   base: {path: text.svm}
   probes: {n: 50, kind: permuted, seed: 1}
 """)
-    out = tmp_path / "out"
-    result = run(["run", str(config), "-o", str(out), "-q"])
-    assert result.exit_code == 0, result.output
-    runs = pd.read_csv(out / "runs.csv.gz")
-    rankings = pd.read_csv(out / "rankings.csv.gz")
+    runs, rankings = run_and_read(config, tmp_path / "out")
     assert set(runs.protocol_code) == {protocol_code(sparse=True)}
     for row in runs.itertuples():
         top = top_k(rankings, row.dataset, row.selector, row.repeat, row.k)

@@ -351,8 +351,8 @@ def _selector_note(model: CostModel, experiment: Experiment, selector: SelectorC
     keys = {key for key, _ in selector.grid} | {key for key, _ in selector.params}
     if keys and not all(model.covers(selector.name, {**dict(selector.params), **point})
                         for point in selector.grid_points()):
-        notes.append("at its defaults' cost" if len(model.selector_entry(selector.name, dict(selector.params))) ==
-                     len(selector.name) else "some parameters at their defaults' cost")
+        own_entry = model.selector_entry(selector.name, dict(selector.params)) != selector.name
+        notes.append("some parameters at their defaults' cost" if own_entry else "at its defaults' cost")
     routes = {classifier_route(spec) for spec in experiment.classifier_specs_for(1)}
     if "unknown" in routes:
         notes.append(f"classifier unknown: estimated as {model.fallback_classifier}")

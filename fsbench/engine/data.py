@@ -90,27 +90,17 @@ def refuse_dense_over_limit(experiment: Experiment, data: dict[str, Any]) -> Non
                 raise FsbenchError(f"selector {sel.label!r} has a grid, and tuning a selector's parameters is "
                                    f"not supported on sparse data (dataset {name!r}); fix its parameters under "
                                    "params instead of grid, or drop the selector for this dataset.")
+            import fsbench.selectors
+
             if sparse_route(sel.name, sel.kind):
-                import fsbench.selectors
-
                 needed = int(fsbench.selectors.sparse_fit_bytes(sel.name, n, d, data[name].X.nnz))
-                limit = dense_limit() if limit is None else limit
-                if needed > limit:
-                    raise FsbenchError(f"selector {sel.label!r} would take {format_bytes(needed)} on the sparse "
-                                       f"dataset {name!r} ({n:,} x {d:,}) even without densifying it, over the "
-                                       f"limit of {format_bytes(limit)}; drop the selector for this dataset or "
-                                       f"raise {DENSE_LIMIT_VARIABLE}.")
-                continue
-            if sel.kind == "builtin":
-                import fsbench.selectors
-
-                needed = int(fsbench.selectors.dense_fit_bytes(sel.name, n, d))
+                what = f"would take {{}} on the sparse dataset {name!r} ({n:,} x {d:,}) even without densifying it"
             else:
-                needed = 8 * n * d
+                needed = int(fsbench.selectors.dense_fit_bytes(sel.name, n, d)) if sel.kind == "builtin" else 8 * n * d
+                what = f"needs dense data: dataset {name!r} ({n:,} x {d:,}) would take {{}} dense"
             limit = dense_limit() if limit is None else limit
             if needed > limit:
-                raise FsbenchError(f"selector {sel.label!r} needs dense data: dataset {name!r} ({n:,} x {d:,}) "
-                                   f"would take {format_bytes(needed)} dense, over the limit of "
+                raise FsbenchError(f"selector {sel.label!r} {what.format(format_bytes(needed))}, over the limit of "
                                    f"{format_bytes(limit)}; drop the selector for this dataset or raise "
                                    f"{DENSE_LIMIT_VARIABLE}.")
 
