@@ -606,6 +606,14 @@ n_jobs: 1
     runner = CliRunner()
     assert runner.invoke(fsbench_main, ["run", str(tmp_path / "c.yaml"), "-o", str(out), "-q"]).exit_code == 0
     before = gzip.decompress((out / "rankings.csv.gz").read_bytes())
+    # the user's file changed since the run: one sentence, exit 2, the rankings untouched
+    original_file = (tmp_path / "text.svm").read_bytes()
+    (tmp_path / "text.svm").write_bytes(original_file + b"0 1:5\n")
+    changed = runner.invoke(fsbench_main, ["rankings", "check", str(out)])
+    assert changed.exit_code == 2 and "changed since" in changed.output, changed.output
+    assert len(changed.output.strip().splitlines()) == 1
+    assert gzip.decompress((out / "rankings.csv.gz").read_bytes()) == before
+    (tmp_path / "text.svm").write_bytes(original_file)
     checked = runner.invoke(fsbench_main, ["rankings", "check", str(out)])
     assert checked.exit_code == 0, checked.output
     assert "6 of 6 rankings reproduce their rows" in checked.output
