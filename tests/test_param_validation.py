@@ -121,6 +121,7 @@ EXPECT: dict[str, dict[str, P]] = {
         "path_factor": P("float", [1.0001, 2, 10], [1, 0.5, 0, -2, 1001]),
         "path_steps": P("int", [0, 1, 6, 30], [-1, 101]),
         "full_path": BOOL,
+        "solver": P("str", ["auto", "lars", "lbfgsb"], ["lbfgs", "LARS", "newton"]),
     },
 }
 

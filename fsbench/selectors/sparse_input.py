@@ -572,6 +572,7 @@ def _l1svm(selector, X, y, classes):
         "converged": bool(converged),
         "path_converged": bool(path_converged),
         "duality_gap": float(gap),
+        "solver": "liblinear",  # whatever ``solver`` says: the dense solvers do not read CSR
     }
     if not converged:
         warnings.warn(f"l1svm: relative duality gap {gap:.2g} > tol={selector.tol} on sparse data after "
