@@ -15,6 +15,7 @@ import pytest
 from conftest import fit_quiet, random_problem, signed
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path
+from sklearn.svm import LinearSVC
 
 from fsbench.selectors import make_selector
 from fsbench.selectors.l1svm import _lasso_by_lars, solve_l1_sqhinge, solve_l1_sqhinge_lbfgsb
@@ -97,7 +98,7 @@ def test_the_selector_warns_with_the_gap_and_the_solver_when_lbfgsb_runs_out():
 
 
 @pytest.mark.parametrize(("n", "d", "c"), [(120, 15, 3), (90, 30, 2)])
-def test_both_solvers_give_the_weights_of_cvxpy_and_auto_picks_by_shape(n, d, c):
+def test_both_solvers_give_the_weights_of_cvxpy(n, d, c):
     X, y = random_problem(n, d, c, n + d, informative=3)
     Ysigned = signed(y, c) if c > 2 else signed(y, 2)[:, 1:]
     W = cp.Variable((d, Ysigned.shape[1]))
@@ -106,15 +107,38 @@ def test_both_solvers_give_the_weights_of_cvxpy_and_auto_picks_by_shape(n, d, c)
     problem = cp.Problem(cp.Minimize(cp.sum(cp.abs(W)) + cp.sum(cp.abs(b))
                                      + 0.5 * cp.sum(cp.square(cp.pos(1 - cp.multiply(Ysigned, F))))))
     problem.solve(solver="CLARABEL")
-    for solver in ("lars", "lbfgsb", "auto"):
+    for solver in ("lars", "lbfgsb"):
         est = fit_quiet("l1svm", X, y, C=0.5, tol=1e-11, solver=solver)
         assert est.objective_[0] == pytest.approx(problem.value, rel=1e-6)
         np.testing.assert_allclose(est.coef_, W.value, atol=1e-4)
-        assert est.diagnostics_["solver"] == ("lbfgsb" if solver == "auto" else solver)  # n > d, C <= 10
-    narrow = fit_quiet("l1svm", X[:10], y[:10], C=0.5, path_steps=0)  # 10 samples, d >= 15 features
-    assert narrow.diagnostics_["solver"] == "lars"
-    hard_margin = fit_quiet("l1svm", X, y, C=11.0, path_steps=0)
-    assert hard_margin.diagnostics_["solver"] == "lars"
+        assert est.diagnostics_["solver"] == solver
+
+
+def auto_rule(X, y, c, C, width_guard=True):
+    """auto's choice per one-vs-rest problem, written out: the margin violators s of the start (20
+    epochs of LIBLINEAR's l2 SVM at min(C, 1)) against the work ratio: L-BFGS-B when s min(s, d + 1) > 100 n,
+    unless the features outnumber five times the samples."""
+    start = LinearSVC(C=min(C, 1.0), loss="squared_hinge", dual=True, max_iter=20, tol=1e-2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start.fit(X, y)
+    margins = signed(y, c) * (X @ start.coef_.T + start.intercept_)
+    n, d = X.shape
+    s = (margins < 1).sum(axis=0)
+    return {"lbfgsb" if v * min(v, d + 1) > 100 * n and (d + 1 <= 5 * n or not width_guard) else "lars" for v in s}
+
+
+@pytest.mark.parametrize(("n", "d", "informative", "expected", "by_width"),
+                         [(600, 500, 0, {"lbfgsb"}, False), (60, 400, 3, {"lars"}, False),
+                          (150, 20, 3, {"lars"}, False), (200, 1200, 0, {"lars"}, True)])
+def test_auto_picks_per_problem_by_the_rule(n, d, informative, expected, by_width):
+    X, y = random_problem(n, d, 3, 7, informative=informative)
+    assert auto_rule(X, y, 3, 1.0) == expected  # the cases cover both answers
+    if by_width:  # the guard against far more features than samples decides this one
+        assert auto_rule(X, y, 3, 1.0, width_guard=False) == {"lbfgsb"}
+    est = fit_quiet("l1svm", X, y, C=1.0, path_steps=0)
+    assert est.diagnostics_["solver"] == "+".join(sorted(expected))
+    assert est.diagnostics_["converged"]
 
 
 # ------------------------------------------------------------------------------------ LARS

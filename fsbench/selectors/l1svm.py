@@ -36,12 +36,18 @@ _GAP_EVERY = 10
 #: after the gap has fallen tenfold since the last try
 _EXACT_FROM = 1e-3
 SOLVERS = ("auto", "lars", "lbfgsb")
-#: auto's rule: L-BFGS-B when the training part has more samples than features and C is at most
-#: this (measured on SEMEION's training part, 955 x 256, ten classes, CPU s of the whole fit,
-#: LARS / L-BFGS-B: 1.09 / 0.31 at C = 0.1, 2.65 / 0.76 at 1, 8.77 / 6.83 at 10, 11.5 / 18.1 at
-#: 100; at 1,000 L-BFGS-B ran out of its iterations at a gap of 3e-4: near the hard margin the
-#: problem is an LP in all but name, where LARS's exact homotopy wins)
-_LBFGSB_MAX_C = 10.0
+#: auto's rule, per one-vs-rest problem: L-BFGS-B when s min(s, d + 1) > _LARS_WORK_RATIO n and
+#: n >= (d + 1) / _LBFGSB_MAX_WIDTH, with s the margin violators at the start. A LARS-Newton step
+#: costs about |S| (d + 1) |A| (a homotopy over the violators S to the support A, and |A| stays near
+#: |S|: measured 0.85-0.97 |S| on ISOLET, SEMEION, UMIST and make_classification), some 10-20 steps;
+#: an L-BFGS-B iteration costs 2 n (d + 1), some 500-3,700 of them. Measured per problem at C = 1
+#: (CPU s, LARS / L-BFGS-B): ISOLET's training part (4,678 x 617, 26 classes, s 400-500) 1.7 / 10.5,
+#: 1.2 / 9.7; UMIST (345 x 644, s 145) 0.17 / 0.28; make_classification 1,000 x 1,000 (s 390)
+#: 3.7 / 0.26, 4.5 / 0.68, 300 x 1,000 (s 247) 0.65 / 0.14. With far more features than samples
+#: L-BFGS-B needs many more iterations (whole fits: 200 x 10,000: 6.8 s / 32 s; 100 x 1,000:
+#: 0.70 / 0.82; 200 x 1,000: 1.9 / 0.8). benchmarks/large_n.md has the whole fits side by side.
+_LARS_WORK_RATIO = 100.0
+_LBFGSB_MAX_WIDTH = 5
 
 
 def l1_sqhinge_objective(Z: np.ndarray, y: np.ndarray, theta: np.ndarray, C: float) -> float:
@@ -266,11 +272,13 @@ class L1SVM(BaseSelector):
       over the margin violators, so its cost grows steeply with n (about n^1.9 at d = 1,000);
     - ``"lbfgsb"``: L-BFGS-B on the split variables, finished by an exact step on the support
       (:func:`solve_l1_sqhinge_lbfgsb`), at most 100 ``max_iter`` iterations, O(n d) each;
-    - ``"auto"`` (default): ``"lbfgsb"`` when the training part has more samples than features
-      and C <= 10, else ``"lars"`` (``benchmarks/large_n.md``: at d = 1,000 and C = 1, LARS takes
-      19 s at n = 1,000 and 224 s at n = 3,000, L-BFGS-B 2.2 s and 6.6 s; at large C, near the
-      hard margin, LARS is the faster). Both reach the same optimum to ``tol``; the rows record
-      which one ran (``diagnostics_["solver"]``). On sparse data LIBLINEAR solves the problem
+    - ``"auto"`` (default): per one-vs-rest problem, by their predicted work: with s the margin
+      violators at the start, ``"lbfgsb"`` when s min(s, d + 1) > 100 n and d + 1 <= 5 n, else ``"lars"``
+      (``_LARS_WORK_RATIO``; ``benchmarks/large_n.md``: on ISOLET's 4,678 x 617 training part LARS
+      is 6x the faster, on make_classification at 1,000 x 1,000 L-BFGS-B is 7-14x; at large C,
+      near the hard margin, few samples violate it and LARS runs). Both reach the same optimum to
+      ``tol``; the rows record which ran at C (``diagnostics_["solver"]``: ``lars``, ``lbfgsb`` or
+      ``lars+lbfgsb`` when the classes differ). On sparse data LIBLINEAR solves the problem
       whatever ``solver`` says (:mod:`fsbench.selectors.sparse_input`).
 
     The start is a rough l2-regularized SVM (20 dual
@@ -347,17 +355,26 @@ class L1SVM(BaseSelector):
                 f"{self.C:g} * {self.path_factor:g}^{self.path_steps} ~ 10^{last:.1f}, above "
                 f"{_PATH_C_MAX:g}; lower path_steps, path_factor or C.")
 
-    def _solver_for(self, n: int, d: int) -> str:
+    def _solver_for(self, Z: np.ndarray, y: np.ndarray, theta0: np.ndarray) -> str:
+        """The solver of one problem from ``theta0``: ``solver``, or auto's rule (``_LARS_WORK_RATIO``)."""
         if self.solver != "auto":
             return self.solver
-        return "lbfgsb" if n > d and self.C <= _LBFGSB_MAX_C else "lars"
+        n, m = Z.shape
+        violators = int(np.count_nonzero(y * (Z @ theta0) < 1.0))
+        if m > _LBFGSB_MAX_WIDTH * n or violators * min(violators, m) <= _LARS_WORK_RATIO * n:
+            return "lars"
+        return "lbfgsb"
 
     def _svm(self, Z, Y, C, Theta0, tol=None):
-        """Every one-vs-rest problem at C: (Theta (d + 1, c), max steps, max relative gap)."""
-        solve = solve_l1_sqhinge_lbfgsb if self._solver_ == "lbfgsb" else solve_l1_sqhinge
+        """Every one-vs-rest problem at C: (Theta (d + 1, c), max steps, max relative gap); the
+        solvers that ran are in ``self._solvers_``."""
         Theta = np.zeros((Z.shape[1], Y.shape[1]))
         steps, gaps = [], []
+        self._solvers_ = set()
         for k in range(Y.shape[1]):
+            solver = self._solver_for(Z, Y[:, k], Theta0[:, k])
+            self._solvers_.add(solver)
+            solve = solve_l1_sqhinge_lbfgsb if solver == "lbfgsb" else solve_l1_sqhinge
             Theta[:, k], it, gap = solve(
                 Z, Y[:, k], C, Theta0[:, k], tol=self.tol if tol is None else tol, max_iter=self.max_iter
             )
@@ -379,7 +396,6 @@ class L1SVM(BaseSelector):
         n, d = X.shape
         c = classes.size
         Y = signed_labels(y, c) if c > 2 else signed_labels(y, 2)[:, 1:]
-        self._solver_ = self._solver_for(n, d)
         Z = np.hstack([X, np.ones((n, 1))])  # the intercept as a penalized constant feature
         C = float(self.C)
         # continuation for C > 1: from a far start the Newton steps are short when C is large
@@ -390,6 +406,7 @@ class L1SVM(BaseSelector):
             Theta = self._svm(Z, Y, Cj, Theta, tol=max(self.tol, 1e-3))[0]
             Cj = min(2.0 * Cj, C)
         Theta, n_iter, gap = self._svm(Z, Y, C, Theta)
+        solvers = "+".join(sorted(self._solvers_))
         W, b = Theta[:d], Theta[d]
         norms = np.linalg.norm(W, axis=1)
         self.coef_, self.intercept_, self.n_iter_ = W, b, n_iter
@@ -429,11 +446,11 @@ class L1SVM(BaseSelector):
             "converged": bool(converged),
             "path_converged": bool(path_converged),
             "duality_gap": float(gap),
-            "solver": self._solver_,
+            "solver": solvers,
         }
         if not converged:
             warnings.warn(
-                f"l1svm: relative duality gap {gap:.2g} > tol={self.tol} (solver {self._solver_}, "
+                f"l1svm: relative duality gap {gap:.2g} > tol={self.tol} (solver {solvers}, "
                 f"max_iter={self.max_iter}).",
                 ConvergenceWarning,
                 stacklevel=3,
