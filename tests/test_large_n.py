@@ -223,3 +223,24 @@ def test_l1svm_at_twenty_thousand_features_holds_no_square_buffer():
     assert peak < 200e6
     assert est.diagnostics_["solver"] == "lars" and est.diagnostics_["converged"]
     assert set(est.ranking_[:6]) == set(range(6))
+
+
+def test_the_exact_step_is_the_optimum_on_the_right_support_and_fails_its_certificate_on_a_wrong_one():
+    from fsbench.selectors.l1svm import _certificate, _exact_support_step
+
+    Z, y = hard_problem(300, 25, 8, collinear=False)
+    C = 0.5
+    optimum, _, gap = solve_l1_sqhinge(Z, y, C, tol=1e-12)  # LARS-Newton: exact up to round-off
+    assert gap <= 1e-12
+    # a nearby point with the optimum's support, signs and violators: one linear solve lands on the optimum
+    near = optimum * (1 + 1e-3 * np.random.default_rng(0).standard_normal(optimum.size))
+    r = np.maximum(0.0, 1.0 - y * (Z @ near))
+    assert np.array_equal(r > 0, np.maximum(0.0, 1.0 - y * (Z @ optimum)) > 0)
+    step = _exact_support_step(Z, y, near, r, C)
+    np.testing.assert_allclose(step, optimum, atol=1e-9)
+    assert _certificate(Z, y, step, C)[1] <= 1e-10
+    # with one feature of the support left out, the stationary point on the wrong support is no optimum
+    wrong = near.copy()
+    wrong[np.flatnonzero(optimum)[np.argmax(np.abs(optimum[np.flatnonzero(optimum)]))]] = 0.0
+    bad = _exact_support_step(Z, y, wrong, r, C)
+    assert _certificate(Z, y, bad, C)[1] > 1e-6
