@@ -3,6 +3,7 @@ the cost model's formula, and announces a run predicted above an hour (fsbench.e
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
@@ -170,8 +171,8 @@ def test_a_task_estimate_is_the_formula_over_the_json_coefficients():
     expected = _t(sel, S, 120, 2000)
     for k in ks:
         expected += 4 * 3 * _t(svm, C, 90, k) + _t(svm, C, 120, k) + _t(knn, C, 120, k)
-    assert math.isclose(task_seconds(load_cost_model(), experiment, experiment.selectors[0], n, d), expected,
-                        rel_tol=1e-12)
+    assert math.isclose(task_seconds(load_cost_model().uncalibrated(), experiment, experiment.selectors[0], n, d),
+                        expected, rel_tol=1e-12)
 
 
 def test_a_selector_grid_a_plugin_and_select_on_all_by_hand():
@@ -187,7 +188,7 @@ def test_a_selector_grid_a_plugin_and_select_on_all_by_hand():
     # 100 rows, each a fit and the first classifier's 2 C at k = 5 (no refit)
     tuning = 2 * 3 * (_t(fisher, S, 100, 500) + 2 * _t(cs, C, 100, 5))
     evaluation = 3 * 2 * _t(cs, C, 60, 5) + _t(cs, C, 90, 5) + _t(liblinear, C, 90, 5)
-    model = load_cost_model()
+    model = load_cost_model().uncalibrated()
     with_fits = task_seconds(model, experiment, plugin, 90, 500, n_select=150)
     assert math.isclose(with_fits, _t(fisher, S, 150, 500) + tuning + evaluation, rel_tol=1e-12)
     # a later split's selector fits come from the rankings cache; the grid's evaluation does not
@@ -308,3 +309,66 @@ def test_the_shipped_measured_fits_are_the_scale_table_rows():
             assert mine[n]["status"] == status
             if seconds is not None:
                 assert seconds == float(mine[n]["cpu_s"])
+
+
+# ----------------------------------------------------------------------------- the real-data factors
+def _fit_cost_model():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "fit_cost_model.py"
+    spec = importlib.util.spec_from_file_location("fit_cost_model_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_factors_multiply_the_formula_and_the_shipped_ones_are_applied():
+    model = _hand_model(selector_factors={"rfs": 3.0}, route_factors={"knn": 0.25})
+    assert math.isclose(model.selector_seconds("rfs", 50, 100, {"stop": "decrease", "gamma": 10}), 15.0)
+    assert model.selector_seconds("fisher", 50, 100) == model.uncalibrated().selector_seconds("fisher", 50, 100)
+    assert math.isclose(model.classifier_seconds("knn", 100, 10), 0.125)
+    assert model.uncalibrated().classifier_seconds("knn", 100, 10) == 0.5
+    shipped = load_cost_model()
+    calibration = _coefficients()["calibration"]
+    for name, factor in calibration["selectors"].items():
+        if name in shipped.selectors:
+            assert math.isclose(shipped.selector_seconds(name, 80, 900),
+                                factor * shipped.uncalibrated().selector_seconds(name, 80, 900), rel_tol=1e-12)
+    for route, factor in calibration["routes"].items():
+        assert math.isclose(shipped.classifier_seconds(route, 80, 20),
+                            factor * shipped.uncalibrated().classifier_seconds(route, 80, 20), rel_tol=1e-12)
+
+
+def _tasks(rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=["dataset", "method", "measured", "fit_measured", "selector_part", "route_parts"])
+
+
+def test_factors_are_medians_of_the_log_ratios_by_hand():
+    fcm = _fit_cost_model()
+    table = _tasks([
+        # fisher's fits: measured / predicted = 2, 8, 4 -> median 4; the rest of each task is libsvm's
+        ("a", "fisher", 3.0, 2.0, 1.0, {"libsvm": 1.0}),   # libsvm: (3 - 2) / 1 = 1
+        ("b", "fisher", 9.0, 8.0, 1.0, {"libsvm": 0.5}),   # 2
+        ("c", "fisher", 4.4, 0.4, 0.1, {"libsvm": 1.0}),   # 4
+        # two routes in one task: no route factor from it
+        ("c", "relieff", 1.0, 0.5, 1.0, {"libsvm": 0.1, "knn": 0.1}),
+    ])
+    selectors, routes = fcm.fit_factors(table)
+    assert math.isclose(selectors["fisher"], 4.0) and math.isclose(selectors["relieff"], 0.5)
+    assert math.isclose(routes["libsvm"], 2.0) and "knn" not in routes
+    predicted = fcm.apply_factors(table, selectors, routes)
+    assert math.isclose(predicted[0], 4.0 * 1.0 + 2.0 * 1.0)
+    assert math.isclose(predicted[3], 0.5 * 1.0 + 2.0 * 0.1 + 1.0 * 0.1)
+
+
+def test_out_of_sample_predictions_never_use_the_dataset_they_predict():
+    fcm = _fit_cost_model()
+    table = _tasks([
+        ("a", "fisher", 100.0, 90.0, 1.0, {"knn": 1.0}),  # fisher 90x, knn 10x on a alone
+        ("b", "fisher", 3.0, 2.0, 1.0, {"knn": 1.0}),
+        ("c", "fisher", 3.0, 2.0, 1.0, {"knn": 1.0}),
+    ])
+    left_out = fcm.left_out_predictions(table)
+    assert math.isclose(left_out[0], 2.0 * 1.0 + 1.0 * 1.0)  # a from b and c
+    # b from a and c: medians of (90, 2) and (10, 1) on the log scale, their geometric means
+    assert math.isclose(left_out[1], math.sqrt(90 * 2) + math.sqrt(10 * 1))

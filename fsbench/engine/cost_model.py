@@ -21,6 +21,12 @@ A task (one selector on one outer split of one dataset, :mod:`fsbench.engine.tas
   resolves it), fitted on measured evaluations, times ``(c / c_0)^eta_r`` for ``c`` classes (``c_0``
   the classes of the calibration, ``eta_r`` measured per route at 2, 4 and 10 classes).
 
+Both are then scaled by factors measured on real data (``calibration`` of the model file): per
+selector, the median ratio of the measured to the predicted fit time over the committed runs' tasks,
+and per classifier route the same for the evaluation (``benchmarks/fit_cost_model.py --calibrate``,
+which states their out-of-sample accuracy, dataset by dataset left out). The synthetic calibration
+data are easier for the iterative solvers than real data; the factors carry that difference.
+
 A selector whose parameters change its cost severalfold (RFS's stopping rule and ``gamma``, DSO-FS's
 ``p``) has entries of its own, ``name[key=value;...]``, measured with those parameters: the entry
 whose parameters all equal the config's (the most of them when several do) is used, per grid point.
@@ -57,10 +63,10 @@ from typing import Any
 from fsbench.configuration.experiment import Experiment, SelectorConfig
 from fsbench.errors import FsbenchError
 
-__all__ = ["COST_MODEL_FILE", "HOUR", "CostModel", "RowEstimate", "RunEstimate", "classifier_route", "entry_name",
-           "estimate_run", "estimate_tasks", "format_estimate", "load_cost_model", "measured_fit",
-           "over_an_hour",
-           "parse_entry", "starting_estimate", "summarize", "task_seconds", "wall_seconds"]
+__all__ = ["COST_MODEL_FILE", "HOUR", "CostModel", "RowEstimate", "RunEstimate", "TaskParts", "classifier_route",
+           "entry_name", "estimate_run", "estimate_tasks", "format_estimate", "load_cost_model", "measured_fit",
+           "over_an_hour", "parse_entry", "starting_estimate", "summarize", "task_parts", "task_seconds",
+           "wall_seconds"]
 
 #: the coefficients, beside this module (package data)
 COST_MODEL_FILE = Path(__file__).with_name("cost_model.json")
@@ -76,7 +82,8 @@ class CostModel:
 
     ``selectors`` maps a registered selector to ``(a, alpha, beta)``; ``classifiers`` a route
     (:data:`ROUTES`) to ``(b, gamma, delta)``. ``fallback_selector`` and ``fallback_classifier`` stand
-    in for what the model does not know.
+    in for what the model does not know. ``selector_factors`` (by selector name) and ``route_factors``
+    multiply the fits' times: the real-data calibration (1 where absent).
     """
 
     selectors: dict[str, tuple[float, float, float]]
@@ -86,6 +93,13 @@ class CostModel:
     source: str = ""
     class_exponents: dict[str, float] = field(default_factory=dict)
     calibration_classes: int = 4
+    selector_factors: dict[str, float] = field(default_factory=dict)
+    route_factors: dict[str, float] = field(default_factory=dict)
+
+    def uncalibrated(self) -> CostModel:
+        """The same model without the real-data factors (what ``--calibrate`` fits them on)."""
+        return CostModel(self.selectors, self.classifiers, self.fallback_selector, self.fallback_classifier,
+                         self.source, self.class_exponents, self.calibration_classes)
 
     def knows_selector(self, name: str) -> bool:
         return name in self.selectors
@@ -109,9 +123,10 @@ class CostModel:
     def selector_seconds(self, name: str, n: float, d: float, params: dict[str, Any] | None = None) -> float:
         """Predicted CPU seconds of one fit of built-in selector ``name`` with ``params`` on ``n`` x ``d``
         (:meth:`selector_entry`; the fallback's for a name without coefficients)."""
-        a, alpha, beta = (self.selectors.get(self.selector_entry(name, params))
-                          or self.selectors[self.fallback_selector])
-        return math.exp(a + alpha * math.log(n) + beta * math.log(d))
+        known = self.selector_entry(name, params) in self.selectors
+        a, alpha, beta = self.selectors[self.selector_entry(name, params) if known else self.fallback_selector]
+        factor = self.selector_factors.get(name if known else self.fallback_selector, 1.0)
+        return factor * math.exp(a + alpha * math.log(n) + beta * math.log(d))
 
     def classifier_seconds(self, route: str, n: float, k: float, classes: int | None = None) -> float:
         """Predicted CPU seconds of one fit (and prediction) of a classifier of ``route`` on ``n`` x ``k``
@@ -119,7 +134,7 @@ class CostModel:
         if route not in self.classifiers:
             route = self.fallback_classifier
         b, gamma, delta = self.classifiers[route]
-        seconds = math.exp(b + gamma * math.log(n) + delta * math.log(k))
+        seconds = self.route_factors.get(route, 1.0) * math.exp(b + gamma * math.log(n) + delta * math.log(k))
         if classes is not None and classes >= 2:
             seconds *= (classes / self.calibration_classes) ** self.class_exponents.get(route, 0.0)
         return seconds
@@ -165,9 +180,12 @@ def _load(path: str) -> CostModel:
         classifiers = {route: (float(c["b"]), float(c["gamma"]), float(c["delta"]))
                        for route, c in doc["classifier_fit"].items()}
         exponents = {route: float(c["eta"]) for route, c in doc["classifier_fit"].items() if "eta" in c}
+        calibration = doc.get("calibration") or {}
         model = CostModel(selectors, classifiers, doc.get("fallback_selector", "fisher"),
                           doc.get("fallback_classifier", "logistic"), doc.get("source", ""), exponents,
-                          int(doc.get("calibration_classes", 4)))
+                          int(doc.get("calibration_classes", 4)),
+                          {name: float(f) for name, f in (calibration.get("selectors") or {}).items()},
+                          {route: float(f) for route, f in (calibration.get("routes") or {}).items()})
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise FsbenchError(f"The cost model {path!r} cannot be read ({exc}); reinstall fsbench or rerun "
                            "benchmarks/fit_cost_model.py.") from None
@@ -237,11 +255,24 @@ def _fold_rows(n: float, folds: int) -> float:
     return n * (folds - 1) / folds
 
 
-def task_seconds(model: CostModel, experiment: Experiment, selector: SelectorConfig, n_train: int, d: int, *,
-                 n_select: int | None = None, fit_selection: bool = True, classes: int | None = None) -> float:
+@dataclass(frozen=True)
+class TaskParts:
+    """A task's predicted CPU seconds split as the model computes them: the selector's fits and, per
+    classifier route, the classifier fits (inner CV of a selector's grid included)."""
+
+    selector: float
+    routes: dict[str, float]
+
+    @property
+    def total(self) -> float:
+        return self.selector + sum(self.routes.values())
+
+
+def task_parts(model: CostModel, experiment: Experiment, selector: SelectorConfig, n_train: int, d: int, *,
+               n_select: int | None = None, fit_selection: bool = True, classes: int | None = None) -> TaskParts:
     """Predicted CPU seconds of one task of ``selector`` whose training part has ``n_train`` rows of
-    ``d`` features in ``classes`` classes (default: the calibration's); the selector is fitted on
-    ``n_select`` rows (default ``n_train``; all samples with ``select_on: all``). ``fit_selection``
+    ``d`` features in ``classes`` classes (default: the calibration's), by part; the selector is fitted
+    on ``n_select`` rows (default ``n_train``; all samples with ``select_on: all``). ``fit_selection``
     False leaves out the selector's fits (served by the rankings cache), not the inner-CV evaluation
     of its grid.
 
@@ -253,25 +284,36 @@ def task_seconds(model: CostModel, experiment: Experiment, selector: SelectorCon
     points = [{**params, **point} for point in selector.grid_points()]
     # without a grid, one fit; with one, every point on the inner folds and the chosen point (their mean) on all
     mean_fit = sum(model.selector_seconds(name, n_sel, d, p) for p in points) / len(points)
-    seconds = mean_fit if fit_selection else 0.0
+    selector_seconds = mean_fit if fit_selection else 0.0
+    routes: dict[str, float] = {}
     specs = experiment.classifier_specs_for(n_train)  # linear_svm's backend auto resolved as the runner does
     ks = experiment.n_features
     if selector.grid:
         folds = experiment.inner_cv.folds_for(n_sel)
         rows = _fold_rows(n_sel, folds)
         if fit_selection:
-            seconds += folds * sum(model.selector_seconds(name, rows, d, p) for p in points)
+            selector_seconds += folds * sum(model.selector_seconds(name, rows, d, p) for p in points)
         first = specs[0]
-        per_k = sum(model.classifier_seconds(classifier_route(first), rows, k, classes) for k in ks)
-        seconds += len(points) * folds * len(first.grid_points()) * per_k
+        route = classifier_route(first)
+        per_k = sum(model.classifier_seconds(route, rows, k, classes) for k in ks)
+        routes[route] = routes.get(route, 0.0) + len(points) * folds * len(first.grid_points()) * per_k
     folds = experiment.inner_cv.folds_for(n_train)
     rows = _fold_rows(n_train, folds)
     for spec in specs:
         route = classifier_route(spec)
         inner = folds * len(spec.grid_points()) if spec.tuned else 0
-        seconds += sum(inner * model.classifier_seconds(route, rows, k, classes)
-                       + model.classifier_seconds(route, n_train, k, classes) for k in ks)
-    return seconds
+        routes[route] = routes.get(route, 0.0) + sum(
+            inner * model.classifier_seconds(route, rows, k, classes) + model.classifier_seconds(route, n_train, k,
+                                                                                                  classes)
+            for k in ks)
+    return TaskParts(selector_seconds, routes)
+
+
+def task_seconds(model: CostModel, experiment: Experiment, selector: SelectorConfig, n_train: int, d: int, *,
+                 n_select: int | None = None, fit_selection: bool = True, classes: int | None = None) -> float:
+    """Predicted CPU seconds of one task: the sum of :func:`task_parts`."""
+    return task_parts(model, experiment, selector, n_train, d, n_select=n_select, fit_selection=fit_selection,
+                      classes=classes).total
 
 
 def wall_seconds(seconds: Sequence[float], workers: int) -> float:
