@@ -3,7 +3,8 @@
 Two solvers of the same problem, each to a certified relative duality gap:
 :func:`solve_l1_sqhinge` (proximal Newton with exact LARS subproblems, built for d >> n) and
 :func:`solve_l1_sqhinge_lbfgsb` (L-BFGS-B on the split variables, then an exact step on the
-support, built for n > d). ``benchmarks/large_n.md`` measures them side by side.
+support, built for many samples and margin violators). ``benchmarks/large_n.md`` measures them
+side by side.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ def solve_l1_sqhinge_lbfgsb(
     tol: float = 1e-6,
     max_iter: int = 100,
 ) -> tuple[np.ndarray, int, float]:
-    """The problem of :func:`solve_l1_sqhinge` for n > d: L-BFGS-B on split variables.
+    """The problem of :func:`solve_l1_sqhinge` by L-BFGS-B on split variables, for many samples.
 
     With theta = u - v, u, v >= 0, the objective sum(u + v) + C sum_i max(0, 1 - y_i z_i^T (u - v))^2
     is differentiable (the squared hinge is C^1) under simple bounds, and equals the original one
@@ -304,8 +305,8 @@ class L1SVM(BaseSelector):
     ``diagnostics_``: ``n_nonzero`` (at C), ``n_entered_on_path``, ``n_never_entered``,
     ``path_points`` (fits after the one at C), ``converged`` (every class at C reached the
     gap ``tol``; a warning if not), ``path_converged`` (the same along the path) and
-    ``duality_gap`` (the largest relative gap over the classes at C), ``solver`` (the one that
-    ran). ``objective_`` holds the objective at C (sum over the classes), ``n_iter_`` the largest
+    ``duality_gap`` (the largest relative gap over the classes at C), ``solver`` (those that
+    ran at C). ``objective_`` holds the objective at C (sum over the classes), ``n_iter_`` the largest
     number of Newton steps (L-BFGS-B iterations) over the classes at C.
     """
 
