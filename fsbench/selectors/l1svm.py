@@ -280,7 +280,7 @@ class L1SVM(BaseSelector):
       near the hard margin, few samples violate it and LARS runs). Both reach the same optimum to
       ``tol``; the rows record which ran at C (``diagnostics_["solver"]``: ``lars``, ``lbfgsb`` or
       ``lars+lbfgsb`` when the classes differ). On sparse data LIBLINEAR solves the problem
-      whatever ``solver`` says (:mod:`fsbench.selectors.sparse_input`).
+      whatever ``solver`` says (the sparse route of ``fit_sparse``).
 
     The start is a rough l2-regularized SVM (20 dual
     coordinate-descent epochs of LIBLINEAR at min(C, 1)), which only sets where the Newton
