@@ -356,3 +356,30 @@ def test_distributed_tracebacks_are_held_back_while_a_run_is_on_a_cluster():
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
     assert seen == ["distributed.worker:WARNING:False", "mine:INFO:True", "distributed.batched:INFO:True"]
+
+
+def test_an_error_of_the_cluster_runs_the_task_again_and_a_lasting_one_is_one_sentence(tmp_path):
+    """distributed can fail a task for reasons of its own (after a worker died, a RuntimeError about an
+    event loop): the task runs again; a task that keeps failing ends as one sentence naming it."""
+    import numpy as np
+
+    from fsbench.engine.cluster import run_tasks
+
+    def flaky(task, data, folder):
+        marker = Path(folder) / f"{task}.failed-once"
+        if not marker.exists():
+            marker.touch()
+            raise RuntimeError("<asyncio.locks.Event object> is bound to a different event loop")
+        return task * 10
+
+    def broken(task, data, folder):
+        raise RuntimeError("the cluster fails every time")
+
+    arrays = {"d": (np.zeros((2, 2)), np.zeros(2))}
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        got = sorted(run_tasks(client, flaky, [1, 2, 3], arrays, lambda t: "d", str, str(tmp_path)))
+        assert got == [10, 20, 30]  # each task failed once, ran again, and is yielded once
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["1.failed-once", "2.failed-once", "3.failed-once"]
+        with pytest.raises(FsbenchError, match="could not run task fsbench-7"):
+            list(run_tasks(client, broken, [7], arrays, lambda t: "d", str, str(tmp_path)))

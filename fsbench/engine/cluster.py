@@ -168,24 +168,31 @@ def n_workers(client: Any) -> int:
         return 1
 
 
+#: how often a task the cluster failed on (not the task's own failure: compute returns those) runs again
+_RETRIES = 2
+
+
 def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], arrays: dict[str, tuple[Any, Any]],
               dataset_of: Callable[[Any], str], key_of: Callable[[Any], str], *args: Any) -> Iterator[Any]:
     """Submit ``compute(task, (X, y), *args)`` for every task, each dataset's (X, y) scattered
     to every worker once, and yield the results as they finish (any order). On an interruption (Ctrl-C, SIGTERM
     as KeyboardInterrupt) the pending futures are cancelled before the exception propagates. A
     task the cluster cannot finish (its workers keep dying: Dask's KilledWorker after
-    ``allowed_failures``; the scheduler lost) is a FsbenchError naming it; the outcomes already
-    yielded are the caller's to keep."""
+    ``allowed_failures``; another error of the cluster after :data:`_RETRIES` more runs; the scheduler
+    lost) is a FsbenchError naming it; the outcomes already yielded are the caller's to keep."""
     distributed = _import_distributed()
     tasks = list(tasks)
     needed = sorted({dataset_of(t) for t in tasks})
     futures: list[Any] = []
+    task_of: dict[str, Any] = {}
+    attempts: dict[str, int] = {}
     try:
         try:
             scattered = {name: client.scatter(arrays[name], broadcast=True, hash=False) for name in needed}
-            futures = [client.submit(compute, task, scattered[dataset_of(task)], *args,
-                                     key=f"fsbench-{key_of(task)}", pure=False)
-                       for task in tasks]
+            for task in tasks:
+                futures.append(client.submit(compute, task, scattered[dataset_of(task)], *args,
+                                             key=f"fsbench-{key_of(task)}", pure=False))
+                task_of[futures[-1].key] = task
             completed = distributed.as_completed(futures)
         except Exception as exc:
             raise _lost(client, exc) from None
@@ -205,7 +212,20 @@ def run_tasks(client: Any, compute: Callable[..., Any], tasks: Iterable[Any], ar
                 if future.status != "error" and (isinstance(exc, CancelledError | OSError)
                                                  or client.status not in ("running", "connecting")):
                     raise _lost(client, exc) from None
-                raise FsbenchError(f"The Dask cluster could not run task {future.key} ({describe_exception(exc)}); "
+                # an error of the cluster itself (distributed's own RuntimeError after a worker died, for
+                # one) is transient: the task runs again, as a new future, up to _RETRIES times; a task's
+                # result does not depend on where or how often it runs. KilledWorker has been retried already.
+                task = task_of.get(future.key)
+                tries = attempts.get(future.key, 0)
+                if task is not None and tries < _RETRIES and type(exc).__name__ != "KilledWorker":
+                    retry = client.submit(compute, task, scattered[dataset_of(task)], *args,
+                                          key=f"fsbench-{key_of(task)}-retry{tries + 1}", pure=False)
+                    task_of[retry.key], attempts[retry.key] = task, tries + 1
+                    futures.append(retry)
+                    completed.add(retry)
+                    continue
+                name = f"fsbench-{key_of(task)}" if task is not None else future.key
+                raise FsbenchError(f"The Dask cluster could not run task {name} ({describe_exception(exc)}); "
                                    "every finished task is kept: check the workers (memory, a crashing library) "
                                    "and run the same command again to resume.") from None
             yield result
