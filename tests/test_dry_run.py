@@ -326,6 +326,9 @@ def test_factors_multiply_the_formula_and_the_shipped_ones_are_applied():
     assert model.selector_seconds("fisher", 50, 100) == model.uncalibrated().selector_seconds("fisher", 50, 100)
     assert math.isclose(model.classifier_seconds("knn", 100, 10), 0.125)
     assert model.uncalibrated().classifier_seconds("knn", 100, 10) == 0.5
+    # a name without coefficients (a user's selector) is costed as the fallback, with the fallback's factor
+    fallback = _hand_model(selector_factors={"fisher": 2.0, "mine": 100.0})
+    assert fallback.selector_seconds("mine", 50, 100) == 2.0
     shipped = load_cost_model()
     calibration = _coefficients()["calibration"]
     for name, factor in calibration["selectors"].items():

@@ -56,7 +56,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +98,7 @@ class CostModel:
 
     def uncalibrated(self) -> CostModel:
         """The same model without the real-data factors (what ``--calibrate`` fits them on)."""
-        return CostModel(self.selectors, self.classifiers, self.fallback_selector, self.fallback_classifier,
-                         self.source, self.class_exponents, self.calibration_classes)
+        return replace(self, selector_factors={}, route_factors={})
 
     def knows_selector(self, name: str) -> bool:
         return name in self.selectors
@@ -123,9 +122,11 @@ class CostModel:
     def selector_seconds(self, name: str, n: float, d: float, params: dict[str, Any] | None = None) -> float:
         """Predicted CPU seconds of one fit of built-in selector ``name`` with ``params`` on ``n`` x ``d``
         (:meth:`selector_entry`; the fallback's for a name without coefficients)."""
-        known = self.selector_entry(name, params) in self.selectors
-        a, alpha, beta = self.selectors[self.selector_entry(name, params) if known else self.fallback_selector]
-        factor = self.selector_factors.get(name if known else self.fallback_selector, 1.0)
+        entry = self.selector_entry(name, params)
+        if entry not in self.selectors:
+            name = entry = self.fallback_selector
+        a, alpha, beta = self.selectors[entry]
+        factor = self.selector_factors.get(name, 1.0)
         return factor * math.exp(a + alpha * math.log(n) + beta * math.log(d))
 
     def classifier_seconds(self, route: str, n: float, k: float, classes: int | None = None) -> float:
