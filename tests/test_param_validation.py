@@ -97,6 +97,7 @@ EXPECT: dict[str, dict[str, P]] = {
         "fit_intercept": BOOL, "tol": DECREASE_TOL, "max_iter": ITERS,
         "form": P("str", ["auto", "samples", "features"], ["sample", "dual"]),
         "stop": P("str", ["gap", "decrease"], ["duality_gap", "Gap", "relative"]),
+        "solver": P("str", ["auto", "reweighted", "admm"], ["ADMM", "irls", "algorithm1"]),
     },
     "dso": {
         "n_features_to_select": N_SELECT,
@@ -136,8 +137,10 @@ COMBOS_INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {
               ({"path_steps": 0, "path_factor": 3}, "path_factor"),
               ({"path_steps": 100}, "path_steps"),
               ({"C": 1e8, "path_factor": 100, "path_steps": 3}, "path_steps")],
+    "rfs": [({"solver": "admm", "stop": "decrease"}, "solver"), ({"solver": "admm", "form": "samples"}, "form")],
 }
 COMBOS_VALID: dict[str, list[dict[str, Any]]] = {
+    "rfs": [{"solver": "reweighted", "stop": "decrease"}, {"solver": "admm", "form": "auto"}],
     "chi2": [{"discretize": "quantile", "n_bins": 32}, {"discretize": "mean_std", "std_factor": 0}],
     "infogain": [{"discretize": "quantile", "n_bins": 2}],
     "mrmr": [{"criterion": "miq", "miq_eps": 0.01}, {"discretize": "quantile", "n_bins": 5, "criterion": "miq"}],

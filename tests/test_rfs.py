@@ -98,7 +98,7 @@ def problem(n, d, c, seed, scale=1.0):
 @pytest.mark.parametrize("coding", ["onehot", "pm1"])
 def test_iterates_equal_literal_algorithm1(shape, form, coding):
     X, y = problem(*shape, c=3, seed=1)
-    sel = RFS(gamma=0.7, tol=0.0, max_iter=6, form=form, label_coding=coding).fit(X, y)
+    sel = RFS(solver="reweighted", gamma=0.7, tol=0.0, max_iter=6, form=form, label_coding=coding).fit(X, y)
     W_ref = algorithm1_literal(X, onehot(y, 3, coding == "pm1"), 0.7, 6)
     assert sel.n_iter_ == 6
     np.testing.assert_allclose(sel.coef_, W_ref, rtol=1e-7, atol=1e-9 * np.abs(W_ref).max())
@@ -108,8 +108,8 @@ def test_iterates_equal_literal_algorithm1(shape, form, coding):
 def test_d_by_d_form_equals_n_by_n_form(seed):
     # More samples than features: the two systems must give the same iterates and objectives.
     X, y = problem(80, 12, 4, seed)
-    a = RFS(gamma=0.3, tol=0.0, max_iter=25, form="samples").fit(X, y)
-    b = RFS(gamma=0.3, tol=0.0, max_iter=25, form="features").fit(X, y)
+    a = RFS(solver="reweighted", gamma=0.3, tol=0.0, max_iter=25, form="samples").fit(X, y)
+    b = RFS(solver="reweighted", gamma=0.3, tol=0.0, max_iter=25, form="features").fit(X, y)
     assert a.n_iter_ == b.n_iter_ == 25
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(a.objective_, b.objective_, rtol=1e-10)
@@ -120,7 +120,7 @@ def test_d_by_d_form_equals_n_by_n_form(seed):
 @pytest.mark.parametrize("seed", range(2))
 def test_objective_never_increases(shape, gamma, seed):
     X, y = problem(*shape, c=3, seed=seed, scale=[0.1, 1.0, 10.0][seed % 3])
-    sel = RFS(gamma=gamma, tol=0.0, max_iter=60, label_coding=["onehot", "pm1"][seed]).fit(X, y)
+    sel = RFS(solver="reweighted", gamma=gamma, tol=0.0, max_iter=60, label_coding=["onehot", "pm1"][seed]).fit(X, y)
     obj = sel.objective_
     assert obj.shape == (sel.n_iter_,) and sel.n_iter_ > 10
     assert np.all(np.diff(obj) <= 1e-10 * obj[:-1])
@@ -178,7 +178,7 @@ def test_dual_problem_of_the_docstring_has_the_primal_optimum():
 def test_stops_at_the_first_certified_iteration(shape, gamma, tol):
     X, y = problem(*shape, c=3, seed=2)
     t_stop, gap = algorithm1_certificate(X, onehot(y, 3), gamma, tol, max_iter=3000)
-    sel = RFS(gamma=gamma, tol=tol).fit(X, y)
+    sel = RFS(solver="reweighted", gamma=gamma, tol=tol).fit(X, y)
     assert sel.n_iter_ == t_stop
     assert sel.diagnostics_["converged"]
     # J - D is ~tol J, so round-off differences of W (1e-10) show magnified here
@@ -188,13 +188,13 @@ def test_stops_at_the_first_certified_iteration(shape, gamma, tol):
 def test_warns_when_max_iter_ends_the_fit_before_tol():
     X, y = problem(20, 30, 3, 0)
     with pytest.warns(ConvergenceWarning, match="duality gap"):
-        sel = RFS(gamma=1.0, max_iter=5).fit(X, y)
+        sel = RFS(solver="reweighted", gamma=1.0, max_iter=5).fit(X, y)
     assert sel.n_iter_ == 5 and sel.objective_.shape == (5,)
     assert not sel.diagnostics_["converged"] and sel.diagnostics_["duality_gap"] > sel.tol
     # tol = 0 asks for max_iter iterations: no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        assert RFS(gamma=1.0, tol=0.0, max_iter=5).fit(X, y).n_iter_ == 5
+        assert RFS(solver="reweighted", gamma=1.0, tol=0.0, max_iter=5).fit(X, y).n_iter_ == 5
 
 
 @pytest.mark.parametrize("shape,gamma", [((20, 30), 4.0), ((40, 12), 2.0)])
@@ -248,7 +248,7 @@ def test_planted_features_rank_first(n, d):
 def test_intercept_row_is_not_scored():
     X, y = problem(25, 10, 3, 5)
     X = X + 3.0  # an uncentred problem needs the bias
-    sel = RFS(gamma=0.5, fit_intercept=True, tol=0.0, max_iter=8).fit(X, y)
+    sel = RFS(solver="reweighted", gamma=0.5, fit_intercept=True, tol=0.0, max_iter=8).fit(X, y)
     Xa = np.hstack([X, np.ones((25, 1))])
     W_ref = algorithm1_literal(Xa, onehot(y, 3), 0.5, 8)
     np.testing.assert_allclose(sel.coef_, W_ref[:-1], rtol=1e-7, atol=1e-12)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import InvalidParameterError
 
+from fsbench.selectors import make_selector
 from fsbench.selectors._rfs_admm import _Design, rfs_fit_admm
 from fsbench.selectors.rfs import label_matrix, rfs_fit
 
@@ -143,3 +146,86 @@ def test_bad_parameters_are_refused():
         rfs_fit_admm(X, Y, 0.0)
     with pytest.raises(ValueError, match="rho"):
         rfs_fit_admm(X, Y, 1.0, rho=-1.0)
+
+
+# ----------------------------------------------------------------------------- through the selector
+def test_auto_runs_admm_for_more_samples_than_features_under_the_certificate():
+    X, Y = problem(120, 20, seed=8)
+    y = Y.argmax(1)
+    tall = make_selector("rfs", {"n_features_to_select": 5}).fit(X, y)
+    wide = make_selector("rfs", {"n_features_to_select": 5}).fit(X[:15], y[:15])
+    old_rule = make_selector("rfs", {"n_features_to_select": 5, "stop": "decrease"}).fit(X, y)
+    assert tall.diagnostics_["solver"] == "admm" and tall.diagnostics_["converged"]
+    assert wide.diagnostics_["solver"] == "reweighted"
+    assert old_rule.diagnostics_ == {}
+    # the old rule is Algorithm 1's, iterate for iterate
+    reference = rfs_fit(X, label_matrix(y, 3, "onehot"), 1.0, stop="decrease", tol=1e-7, max_iter=50_000)
+    np.testing.assert_array_equal(old_rule.coef_, reference.W)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_the_selector_with_admm_gives_the_weights_of_cvxpy(fit_intercept):
+    X, Y = problem(150, 12, seed=9)
+    y = Y.argmax(1)
+    Xa = np.hstack([X, np.ones((150, 1))]) if fit_intercept else X
+    value, W_cvx = cvx_minimum(Xa, Y, 0.7)
+    est = make_selector("rfs", {"n_features_to_select": 5, "gamma": 0.7, "solver": "admm", "tol": 1e-9,
+                                "fit_intercept": fit_intercept}).fit(X, y)
+    W = np.vstack([est.coef_, est.intercept_]) if fit_intercept else est.coef_
+    assert J(Xa, Y, W, 0.7) <= value * (1 + 1e-8)
+    np.testing.assert_allclose(W, W_cvx, atol=2e-4)
+    np.testing.assert_allclose(est.scores_, np.linalg.norm(est.coef_, axis=1))
+    assert est.n_iter_ % 10 == 0 and est.n_iter_ == 10 * est.objective_.size
+
+
+def test_admm_out_of_iterations_warns_with_its_gap_and_solver():
+    X, Y = problem(200, 30, seed=10)
+    with pytest.warns(ConvergenceWarning, match=r"solver admm"):
+        est = make_selector("rfs", {"solver": "admm", "max_iter": 15}).fit(X, Y.argmax(1))
+    assert not est.diagnostics_["converged"] and est.n_iter_ == 15 and est.objective_.size == 2
+
+
+def test_admm_with_the_old_stopping_rule_is_refused_in_one_sentence():
+    with pytest.raises(InvalidParameterError, match=r"solver='admm' cannot use stop='decrease'.*set stop: gap"):
+        make_selector("rfs", {"solver": "admm", "stop": "decrease"}).fit(*problem(30, 5)[:1], np.arange(30) % 3)
+
+
+def test_an_admm_fit_gives_no_objective_trace_and_algorithm_1_one_that_decreases():
+    from fsbench.engine.traces import _fit_trace
+
+    X, Y = problem(120, 20, seed=11)
+    y = Y.argmax(1)
+    objective, _, _ = _fit_trace("rfs", {}, X, y, 5, 0, 1)
+    assert objective.size == 0  # ADMM ran (n > d): its J need not decrease, no theorem to check
+    objective, _, _ = _fit_trace("rfs", {"solver": "reweighted"}, X, y, 5, 0, 1)
+    assert objective.size > 1 and np.all(np.diff(objective) <= 1e-12 * objective[:-1])
+
+
+def cvx_dual(X, Y, gamma):
+    """The dual written out: max Tr(Lam^T Y) s.t. ||lam_i|| <= 1, ||x_j^T Lam|| <= gamma."""
+    Lam = cp.Variable(Y.shape)
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(Lam, Y))),
+                      [cp.norm(Lam, 2, axis=1) <= 1, cp.norm(X.T @ Lam, 2, axis=1) <= gamma])
+    prob.solve(solver="CLARABEL")
+    return prob.value, Lam.value
+
+
+def test_zero_rows_are_ranked_by_how_near_the_optimal_dual_puts_them_to_entering():
+    X, Y = problem(160, 24, seed=12)
+    y = Y.argmax(1)
+    gamma = 0.35 * np.linalg.norm(X.T @ Y, axis=1).max()
+    value, Lam = cvx_dual(X, Y, gamma)
+    primal, _ = cvx_minimum(X, Y, gamma)
+    assert value == pytest.approx(primal, rel=1e-6)  # strong duality: the written-out dual is RFS's
+    est = make_selector("rfs", {"n_features_to_select": 5, "gamma": gamma, "solver": "admm", "tol": 1e-10}).fit(X, y)
+    zero = np.flatnonzero(np.linalg.norm(est.coef_, axis=1) == 0)
+    nonzero = np.flatnonzero(np.linalg.norm(est.coef_, axis=1) > 0)
+    assert 3 <= zero.size <= 21
+    # the non-zero rows first, by norm; then the zero rows
+    assert set(est.ranking_[: nonzero.size]) == set(nonzero)
+    tail = est.ranking_[nonzero.size:]
+    closeness = np.linalg.norm(X.T @ Lam, axis=1)[tail] / gamma
+    assert np.all(closeness <= 1 + 1e-6)
+    # in decreasing closeness wherever cvxpy's values are apart by more than its accuracy
+    drops = np.diff(closeness)
+    assert np.all(drops <= 1e-5), np.round(closeness, 5)

@@ -6,7 +6,9 @@ Nie & Han 2017, Theorem 2 and Figs. 2-3), and the l2,1 SVM of Cai et al. 2011 by
 reweighting argument. :func:`objective_traces` refits each such selector of an experiment on
 the training part of the first outer split of every dataset (standardized as the experiment
 does) and records ``objective_``; the columns ``rel_increase``, ``max_rel_increase`` and
-``monotone`` say whether the proven decrease held. Pure computing: the figure is
+``monotone`` say whether the proven decrease held. A fit by a solver other than the paper's
+iteration (RFS by ADMM, whose objective need not decrease, ``diagnostics_["solver"]`` "admm")
+has no trace: no theorem is checked there. Pure computing: the figure is
 :func:`fsbench.papers.figures.objective_curves`.
 """
 
@@ -37,6 +39,8 @@ from fsbench.storage.ranking_cache import RANKINGS_DIR, load_ranking
 
 #: registered selectors whose ``objective_`` is a trace over iterations (not a single value)
 ITERATIVE = ("rfs", "dso", "l21svm", "sl21", "sl2p")
+#: solvers (``diagnostics_["solver"]``) that are not the paper's iteration: their fits give no trace
+NOT_THE_PAPERS_ITERATION = ("admm",)
 #: a trace is called monotone when no step increases the objective by more than this, relative
 MONOTONE_RTOL = 1e-6
 
@@ -88,13 +92,17 @@ def _fit_trace(method: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray
                seed: int, threads: int | None, cache: Path | None = None
                ) -> tuple[np.ndarray, float, list[str]]:
     """The selector's ``objective_`` on (X, y), its fit time and warnings; taken from the run's
-    ranking cache when the run made this very fit (same data, params, seed and selector code)."""
+    ranking cache when the run made this very fit (same data, params, seed and selector code).
+    Empty when a solver of :data:`NOT_THE_PAPERS_ITERATION` ran."""
     cls = get_selector(method).cls
     uses_seed = "random_state" in inspect.signature(cls.__init__).parameters
     if cache is not None:
         hit = load_ranking(cache, ranking_key(method, params, X, y, seed if uses_seed else None))
         if hit is not None and "objective" in hit:
-            return np.asarray(hit["objective"], dtype=float), float(hit["fit_seconds"]), list(hit["warnings"])
+            objective = np.asarray(hit["objective"], dtype=float)
+            if (hit.get("diagnostics") or {}).get("solver") in NOT_THE_PAPERS_ITERATION:
+                objective = objective[:0]
+            return objective, float(hit["fit_seconds"]), list(hit["warnings"])
     selector = cls(n_features_to_select=k_max, **params, **({"random_state": seed} if uses_seed else {}))
     with threadpool_limits(limits=threads), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -104,6 +112,8 @@ def _fit_trace(method: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray
     messages = sorted({str(w.message).split("\n")[0] for w in caught
                        if not issubclass(w.category, DeprecationWarning)})
     objective = np.asarray(getattr(selector, "objective_", []), dtype=float).ravel()
+    if getattr(selector, "diagnostics_", {}).get("solver") in NOT_THE_PAPERS_ITERATION:
+        objective = objective[:0]
     return objective, seconds, messages
 
 

@@ -115,7 +115,9 @@ def rfs_fit_admm(X: np.ndarray, Y: np.ndarray, gamma: float, *, tol: float = 1e-
 
     Returns :class:`fsbench.selectors.rfs.RFSFit`: W = V of the last iteration, J(V) and the
     dual bound at each check (every ten iterations), the relative gap of the returned W against
-    the best bound, and whether it met ``tol`` before ``max_iter`` iterations. ``tol`` = 0 runs
+    the best bound, whether it met ``tol`` before ``max_iter`` iterations, and ``dual_scores``,
+    ||x_j^T Lambda|| / gamma at the last check's Lambda = -rho U1 (at most 1 on the optimum's zero
+    rows, 1 on its non-zero ones, at the limit). ``tol`` = 0 runs
     ``max_iter`` iterations. ``rho`` is the starting penalty (residual balancing adapts it).
     """
     if gamma <= 0:
@@ -135,6 +137,7 @@ def rfs_fit_admm(X: np.ndarray, Y: np.ndarray, gamma: float, *, tol: float = 1e-
     objective: list[float] = []
     dual: list[float] = []
     best_dual, gap, converged = 0.0, np.inf, False
+    closeness = np.zeros(d)
     for iteration in range(1, max_iter + 1):
         W = design.solve(XtY - design.transposed_times(E + U1) + sigma * (V - U2))
         XW = design.times(W)
@@ -149,6 +152,7 @@ def rfs_fit_admm(X: np.ndarray, Y: np.ndarray, gamma: float, *, tol: float = 1e-
             continue
         Lam = -rho * U1
         step = RFSStep(V, E, Lam, design.transposed_times(Lam))
+        closeness = _row_norms(step.XtLam) / gamma
         dual.append(rfs_dual_bound(Y, gamma, step))
         best_dual = max(best_dual, dual[-1])
         objective.append(float(_row_norms(design.times(V) - Y).sum() + gamma * _row_norms(V).sum()))
@@ -167,4 +171,4 @@ def rfs_fit_admm(X: np.ndarray, Y: np.ndarray, gamma: float, *, tol: float = 1e-
             rho /= TAU
             U1 *= TAU
             U2 *= TAU
-    return RFSFit(V, np.asarray(objective), np.asarray(dual), float(gap), converged)
+    return RFSFit(V, np.asarray(objective), np.asarray(dual), float(gap), converged, closeness)
