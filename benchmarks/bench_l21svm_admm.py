@@ -30,15 +30,12 @@ from threadpoolctl import threadpool_limits
 
 
 def _row_norms(A: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.einsum("ij,ij->i", A, A))
+    return np.linalg.norm(A, axis=1)
 
 
 def _shrink(A: np.ndarray, t: float) -> np.ndarray:
-    norms = _row_norms(A)
-    factor = np.zeros_like(norms)
-    positive = norms > t
-    factor[positive] = 1.0 - t / norms[positive]
-    return A * factor[:, None]
+    """Each row a scaled by max(0, 1 - t / ||a||) (t > 0)."""
+    return A * (1.0 - t / np.maximum(_row_norms(A), t))[:, None]
 
 
 def objective(X, Y, W, b, C):
