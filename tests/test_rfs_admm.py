@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from fsbench.selectors import make_selector
 from fsbench.selectors._rfs_admm import _Design, rfs_fit_admm
-from fsbench.selectors.rfs import label_matrix, rfs_fit
+from fsbench.selectors.rfs import RFSStep, label_matrix, rfs_dual_bound, rfs_fit
 
 pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
@@ -80,11 +80,13 @@ def test_the_dual_bound_is_the_written_out_bound_of_admms_dual_point():
     best = fit.dual_bound.max()
     assert best <= value * (1 + 1e-8)
     assert (J(X, Y, fit.W, gamma) - best) / best == pytest.approx(fit.duality_gap, rel=1e-6, abs=1e-12)
-    # a random dual point gives a bound below the minimum too (weak duality, the formula used)
+    # the bound fsbench computes is the written-out one, and below the minimum, at any dual point
     rng = np.random.default_rng(0)
     for _ in range(20):
         Lam = Y + 0.3 * rng.standard_normal(Y.shape)
-        assert lower_bound(X, Y, gamma, Lam) <= value * (1 + 1e-9)
+        mine = rfs_dual_bound(Y, gamma, RFSStep(None, None, Lam, X.T @ Lam))
+        assert mine == pytest.approx(lower_bound(X, Y, gamma, Lam), rel=1e-12)
+        assert mine <= value * (1 + 1e-9)
 
 
 @pytest.mark.parametrize(("n", "d", "gamma"), [(300, 40, 1.0), (50, 200, 1.0), (200, 60, 20.0)])
@@ -199,6 +201,23 @@ def test_an_admm_fit_gives_no_objective_trace_and_algorithm_1_one_that_decreases
     assert objective.size == 0  # ADMM ran (n > d): its J need not decrease, no theorem to check
     objective, _, _ = _fit_trace("rfs", {"solver": "reweighted"}, X, y, 5, 0, 1)
     assert objective.size > 1 and np.all(np.diff(objective) <= 1e-12 * objective[:-1])
+
+
+def test_a_cached_admm_fit_gives_no_trace_either(tmp_path):
+    from fsbench.engine.runner import ranking_key
+    from fsbench.engine.traces import _fit_trace
+    from fsbench.storage.ranking_cache import save_ranking
+
+    X, Y = problem(120, 20, seed=11)
+    y = Y.argmax(1)
+    meta = {"objective": [3.0, 2.0, 2.5], "fit_seconds": 0.1, "warnings": [], "diagnostics": {"solver": "admm"}}
+    save_ranking(tmp_path, ranking_key("rfs", {}, X, y, None), np.arange(20), np.zeros(20), meta)
+    objective, seconds, _ = _fit_trace("rfs", {}, X, y, 5, 0, 1, tmp_path)
+    assert seconds == 0.1 and objective.size == 0  # read from the cache, not refitted, and no trace
+    meta["diagnostics"] = {"solver": "reweighted"}
+    save_ranking(tmp_path, ranking_key("rfs", {}, X, y, None), np.arange(20), np.zeros(20), meta)
+    objective, _, _ = _fit_trace("rfs", {}, X, y, 5, 0, 1, tmp_path)
+    assert list(objective) == [3.0, 2.0, 2.5]
 
 
 def cvx_dual(X, Y, gamma):

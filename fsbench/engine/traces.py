@@ -112,7 +112,7 @@ def _fit_trace(method: str, params: dict[str, Any], X: np.ndarray, y: np.ndarray
     messages = sorted({str(w.message).split("\n")[0] for w in caught
                        if not issubclass(w.category, DeprecationWarning)})
     objective = np.asarray(getattr(selector, "objective_", []), dtype=float).ravel()
-    if getattr(selector, "diagnostics_", {}).get("solver") in NOT_THE_PAPERS_ITERATION:
+    if (getattr(selector, "diagnostics_", None) or {}).get("solver") in NOT_THE_PAPERS_ITERATION:
         objective = objective[:0]
     return objective, seconds, messages
 
