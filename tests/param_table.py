@@ -47,6 +47,8 @@ DECREASE_TOL = P("float", [0, 1e-8, 1e-5, 0.5], [-1e-6, -1, 1, 1.5, 100])  # a r
 GAP_TOL = P("float", [1e-12, 1e-8, 0.5], [0, 0.0, -1e-8, 1, 2])  # a relative duality gap
 SVM_C = P("float", [1e-8, 0.1, 10, 1e8], [0, -1, 1e-9, 1.01e8, 1e9, 1e300])
 SOLVER = P("str", ["auto", "ip", "cd", "liblinear"], ["lbfgs", "newton", "IP"])
+#: l21svm's and SL21's: the reweighting's SVM step, or ADMM on the whole problem
+SOLVER_ADMM = P("str", ["auto", "ip", "cd", "liblinear", "admm"], ["lbfgs", "newton", "IP", "ADMM"])
 DISCRETIZATION = {
     "discretize": P("str", ["mean_std", "quantile"], ["kmeans", "mean-std", "Quantile"]),
     "std_factor": P("float", [0, 0.5, 1.0, 5], [-0.1, -1, 5.5, 10, 1e6]),
@@ -56,5 +58,5 @@ REWEIGHTED = {
     "n_features_to_select": N_SELECT, "C": SVM_C,
     "loss": P("str", ["ovr", "crammer_singer"], ["squared_hinge", "hinge", "cs"]),
     "fit_intercept": BOOL, "tol": DECREASE_TOL, "max_iter": ITERS, "inner_tol": GAP_TOL,
-    "solver": SOLVER,
+    "solver": SOLVER_ADMM,
 }

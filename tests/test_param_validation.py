@@ -108,6 +108,7 @@ EXPECT: dict[str, dict[str, P]] = {
     },
     "sl2p": {
         **REWEIGHTED,
+        "solver": P("str", ["auto", "ip", "cd", "liblinear", "admm"], ["lbfgs", "IP", "ADMM"], context={"p": 1}),
         "p": P("float", [1, 1.5, 4, 8], [0.5, 0, -1, 8.5, 100]),
         "C_scale": P("float", [0, 0.5, 1], [-1, -0.1, 1.5, 10]),
     },
@@ -138,9 +139,18 @@ COMBOS_INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {
               ({"path_steps": 100}, "path_steps"),
               ({"C": 1e8, "path_factor": 100, "path_steps": 3}, "path_steps")],
     "rfs": [({"solver": "admm", "stop": "decrease"}, "solver"), ({"solver": "admm", "form": "samples"}, "form")],
+    "l21svm": [({"solver": "admm", "loss": "crammer_singer"}, "loss"),
+               ({"solver": "admm", "inner_tol": 1e-6}, "inner_tol")],
+    "sl21": [({"solver": "admm", "loss": "crammer_singer"}, "loss"),
+             ({"solver": "admm", "inner_tol": 1e-6}, "inner_tol")],
+    "sl2p": [({"solver": "admm"}, "solver"), ({"solver": "admm", "p": 1.5}, "p = 1"),
+             ({"solver": "admm", "p": 1, "loss": "crammer_singer"}, "loss")],
 }
 COMBOS_VALID: dict[str, list[dict[str, Any]]] = {
     "rfs": [{"solver": "reweighted", "stop": "decrease"}, {"solver": "admm", "form": "auto"}],
+    "l21svm": [{"solver": "admm", "tol": 1e-7}, {"solver": "auto", "loss": "crammer_singer", "inner_tol": 1e-6}],
+    "sl21": [{"solver": "admm", "C_scale": 0}],
+    "sl2p": [{"solver": "admm", "p": 1}, {"solver": "ip", "p": 3}],
     "chi2": [{"discretize": "quantile", "n_bins": 32}, {"discretize": "mean_std", "std_factor": 0}],
     "infogain": [{"discretize": "quantile", "n_bins": 2}],
     "mrmr": [{"criterion": "miq", "miq_eps": 0.01}, {"discretize": "quantile", "n_bins": 5, "criterion": "miq"}],

@@ -74,6 +74,7 @@ def test_objective_never_increases(shape, p, seed):
         tol=1e-9,
         max_iter=40,
         inner_tol=INNER_TOL,
+        solver="ip",  # the reweighting (Theorem 2), also where samples outnumber features
     )
     J = est.objective_
     assert J.size == est.n_iter_ >= 2
@@ -117,7 +118,7 @@ def test_theta_closed_form_minimizes_the_weighted_sum_on_the_simplex():
 def test_recorded_objective_is_eq5_at_the_final_theta_and_eq6(p, loss):
     X, y = random_problem(9, 7, 3, 4, informative=2)
     C, a = 0.7, 0.5
-    est = fit_quiet("sl2p", X, y, p=p, C=C, C_scale=a, loss=loss, max_iter=8)
+    est = fit_quiet("sl2p", X, y, p=p, C=C, C_scale=a, loss=loss, max_iter=8, solver="ip")  # the reweighting
     eq5 = eq5_objective_loops(X, y, 3, est.theta_, est.coef_, est.intercept_, p, C, a, loss)
     assert est.objective_[-1] == pytest.approx(eq5, rel=1e-9)
     # eq. 6: the squared l_{2, 2/(1+p)} quasi-norm of the effective weights

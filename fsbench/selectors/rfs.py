@@ -318,8 +318,10 @@ class RFS(BaseSelector):
     certificate, and returns rows that are exactly zero where the optimum's are. Those features
     are ranked after the others by ||x_j^T Lambda|| / gamma at ADMM's last dual point Lambda: at
     the optimum it is at most 1 on a zero row (the subgradient condition) and reaches 1 where
-    the row is about to enter the model as gamma decreases, so the tail is ordered by the
-    optimum, not by an iteration's path. ``"auto"`` (default) runs
+    the row is about to enter the model as gamma decreases, so the tail is ordered by an
+    optimal dual point, not by an iteration's path (the optimal dual is unique when no residual
+    row of the optimum is zero; otherwise the order is ADMM's choice among optimal duals).
+    ``"auto"`` (default) runs
     ADMM when n > d under ``stop="gap"`` and Algorithm 1 otherwise; ``stop="decrease"`` is a
     rule on Algorithm 1's iterates and always runs it. Where both certify the gap their weights
     agree to the gap's accuracy (benchmarks/rfs_large_n.md). ADMM was faster at every size
