@@ -33,7 +33,7 @@ t ||.||_{2,1} scales each row a by max(0, 1 - t / ||a||); the prox of t/2 ||.||_
 same with the one threshold t T, T the sum of the resulting row norms (for the rows kept,
 s_v = r_v - t T, so T = S_m / (1 + m t) over the m largest norms r_v: the largest m with
 r_m > t S_m / (1 + m t)). rho follows residual balancing (section 3.4.1), checked every ten
-iterations. sigma weighs the two constraints: ``SIGMA_SCALE`` ||X||_F^2 / d.
+iterations. sigma weighs the two constraints: ``SIGMA_SCALE[penalty]`` ||X||_F^2 / d.
 
 Stopping rule: a duality gap. For alpha in [0, C]^(n x c), with g_v = x_v^T (alpha o Y) the rows
 of G = X^T (alpha o Y) and beta = 1^T (alpha o Y),
@@ -76,10 +76,11 @@ ALPHA = 1.6
 TAU, MU = 2.0, 10.0
 #: iterations between two checks of the gap and of the residual balance
 CHECK_EVERY = 10
-#: sigma = SIGMA_SCALE ||X||_F^2 / d. Measured (``benchmarks/l21svm_admm.md``): 0.01 takes 2-6x
-#: fewer iterations than 1 on make_classification (200 x 100 to 5,000 x 2,000) and SEMEION's
-#: training part at C from 0.01 to 100, and 0.001 or 0.1 were no faster anywhere.
-SIGMA_SCALE = 0.01
+#: sigma = SIGMA_SCALE[penalty] ||X||_F^2 / d. Measured (``benchmarks/l21svm_admm.md``, scales 1,
+#: 0.1, 0.01, 0.001, on make_classification from 200 x 100 to 5,000 x 2,000 and SEMEION's
+#: training part): for the l2,1 norm 0.01 took 2-6x fewer iterations than 1, and no other was
+#: faster by more than 10 %; for its square 0.1 was the fastest or within 15 % of it.
+SIGMA_SCALE = {"l21": 0.01, "l21_squared": 0.1}
 #: with solver "admm", max_iter counts this many ADMM iterations per reweighting step it stands
 #: for (the default 200 allows 50,000; 2,000-3,000 certified 1e-6 at 5,000 x 2,000)
 ADMM_ITERATIONS_PER_STEP = 250
@@ -216,7 +217,7 @@ def hinge_l21_admm(X: np.ndarray, Y: np.ndarray, C: float, lam: float, *, penalt
         raise ValueError(f"C, lam and rho must be positive, got {C}, {lam}, {rho}")
     n, d = X.shape
     c = Y.shape[1]
-    sigma = SIGMA_SCALE * float(np.einsum("ij,ij->", X, X)) / d
+    sigma = SIGMA_SCALE[penalty] * float(np.einsum("ij,ij->", X, X)) / d
     if not sigma > 0:
         sigma = 1.0
     design = _Design(X, sigma, fit_intercept)
