@@ -1,120 +1,120 @@
-"""L21-SVM's problem by a plain ADMM, measured at the bar's size: how far the RFS solver's template goes.
+"""L21-SVM's and SL21's problems by fsbench's ADMM (``fsbench/selectors/_l21_admm.py``), measured.
 
-L21-SVM (``fsbench/selectors/l21svm.py``) minimizes
+For each shape (``bench_scale.make_data``: make_classification, 4 classes, 20 informative
+features, z-scored) and dataset (the training part of a registry dataset, z-scored), for both
+penalties (L21-SVM: 1/2 ||W||_{2,1}; SL21: 1/(2 sqrt(d)) ||W||_{2,1}^2, its default C_scale 0.5)
+and each ``--sigma-scales`` value (the weight of the W = V constraint, ``SIGMA_SCALE`` in the
+module, set here for the measurement only): ADMM iterations, the certified relative duality gap
+and CPU seconds on one BLAS thread.
 
-    J(W, b) = 1/2 ||W||_{2,1} + 1/2 ||b||^2 + C sum_k sum_i max(0, 1 - y_ik (x_i^T w_k + b_k))
-
-by iterative reweighting with one SVM per step, without a certificate, and passes 600 s at
-n = 5,000, d = 2,000 (``scale.md``, ``--axis bar``). This script solves the same problem with the
-template of ``fsbench/selectors/_rfs_admm.py`` (scaled ADMM, over-relaxation 1.6, residual
-balancing, one Cholesky factor of [X 1]^T [X 1] + diag(sigma I, 1 / rho)) on the splitting
-M = Y o (X W + 1 b^T), V = W, and stops on a duality gap: for alpha in [0, C]^(n x c) scaled so
-that every row of X^T (alpha o Y) has norm <= 1/2, D(alpha) = sum alpha - 1/2 ||1^T (alpha o Y)||^2
-is a lower bound on min J (the hinge's conjugate and the l2,1 norm's dual ball); ADMM's dual
-variable gives alpha = -rho U1. It is a measurement, not a selector: fsbench does not import it.
+Then, side by side, the selectors ``l21svm`` and ``sl21`` at their defaults with ``solver: admm``
+and with their reweighting (``solver: ip`` up to 400 samples, ``liblinear`` above: what ``auto``
+chose before ADMM existed), on the ``--selector-shapes``: CPU seconds, J reached and the ratio.
+The reweighting at the bar's size (over 600 s) is in ``scale.md`` (``bench_scale.py --axis bar``).
 
 Usage::
 
-    python benchmarks/bench_l21svm_admm.py [--shapes 200x100,5000x2000] [--C 1] [--tol 1e-6]
+    python benchmarks/bench_l21svm_admm.py [--shapes 200x100,1000x300,5000x2000] [--datasets semeion]
+        [--sigma-scales 1,0.1,0.01,0.001] [--C 1] [--tol 1e-6] [--selector-shapes 300x100,1000x300] [--md FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
+import warnings
 
 import numpy as np
+from bench_l1svm_solvers import training_part
 from bench_scale import make_data
-from scipy import linalg
 from threadpoolctl import threadpool_limits
 
-
-def _row_norms(A: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(A, axis=1)
-
-
-def _shrink(A: np.ndarray, t: float) -> np.ndarray:
-    """Each row a scaled by max(0, 1 - t / ||a||) (t > 0)."""
-    return A * (1.0 - t / np.maximum(_row_norms(A), t))[:, None]
+from fsbench.selectors import _l21_admm, make_selector
+from fsbench.selectors._svm import signed_labels
 
 
-def objective(X, Y, W, b, C):
-    return 0.5 * _row_norms(W).sum() + 0.5 * b @ b + C * np.maximum(0.0, 1.0 - Y * (X @ W + b)).sum()
+def measure(X: np.ndarray, y: np.ndarray, penalty: str, C: float, tol: float, sigma_scale: float) -> dict:
+    classes, codes = np.unique(y, return_inverse=True)
+    Y = signed_labels(codes, classes.size)
+    lam = 0.5 if penalty == "l21" else X.shape[1] ** -0.5
+    default = _l21_admm.SIGMA_SCALE
+    _l21_admm.SIGMA_SCALE = {**default, penalty: sigma_scale}
+    try:
+        with threadpool_limits(1):
+            start = time.process_time()
+            fit = _l21_admm.hinge_l21_admm(X, Y, C, lam, penalty=penalty, tol=tol)
+            seconds = time.process_time() - start
+    finally:
+        _l21_admm.SIGMA_SCALE = default
+    return {"iterations": fit.n_iter, "gap": fit.gap, "converged": fit.converged, "cpu_s": seconds,
+            "support": int((np.abs(fit.W).sum(axis=1) > 0).sum())}
 
 
-def dual_bound(X, Y, alpha, C):
-    alpha = np.clip(alpha, 0.0, C)
-    alpha = alpha / max(1.0, 2.0 * _row_norms(X.T @ (alpha * Y)).max())
-    return alpha.sum() - 0.5 * np.sum((alpha * Y).sum(axis=0) ** 2)
+def selector_fit(name: str, X: np.ndarray, y: np.ndarray, solver: str) -> tuple[float, float]:
+    """(CPU s, J reached) of the selector at its defaults with ``solver``."""
+    est = make_selector(name, {"n_features_to_select": min(100, X.shape[1]), "solver": solver})
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        est.fit(X, y)
+        seconds = time.process_time() - start
+    return seconds, float(est.objective_[-1])
 
 
-def l21svm_admm(X, Y, C, tol, *, rho=1.0, alpha=1.6, max_iter=50_000):
-    """(V, b, iterations, relative gap) of the ADMM above."""
-    n, d = X.shape
-    sigma = np.einsum("ij,ij->", X, X) / d
-    XT = np.ascontiguousarray(X.T)
-    gram = XT @ X
-    sums = X.sum(axis=0)
-
-    def factor(rho):
-        K = np.empty((d + 1, d + 1))
-        K[:d, :d] = gram
-        K[:d, :d][np.diag_indices(d)] += sigma
-        K[:d, d] = K[d, :d] = sums
-        K[d, d] = n + 1.0 / rho
-        return linalg.cho_factor(K, check_finite=False)
-
-    cf = factor(rho)
-    c = Y.shape[1]
-    V, b = np.zeros((d, c)), np.zeros(c)
-    Z, U1, U2 = np.ones((n, c)), np.zeros((n, c)), np.zeros((d, c))
-    best, gap = -np.inf, np.inf
-    for it in range(1, max_iter + 1):
-        T = Y * (Z - U1)
-        solution = linalg.cho_solve(cf, np.vstack([(T.T @ X).T + sigma * (V - U2), T.sum(axis=0)[None, :]]),
-                                    check_finite=False)
-        W, b = solution[:d], solution[d]
-        M = Y * ((W.T @ XT).T + b)
-        Z_old, V_old = Z, V
-        M_relaxed, W_relaxed = alpha * M + (1 - alpha) * Z_old, alpha * W + (1 - alpha) * V_old
-        Q = M_relaxed + U1
-        Z = np.where(Q >= 1, Q, np.where(Q <= 1 - C / rho, Q + C / rho, 1.0))  # prox of C hinge
-        V = _shrink(W_relaxed + U2, 0.5 / (rho * sigma))
-        U1 += M_relaxed - Z
-        U2 += W_relaxed - V
-        if it % 10:
-            continue
-        best = max(best, dual_bound(X, Y, -rho * U1, C))
-        gap = (objective(X, Y, V, b, C) - best) / abs(best)
-        if gap <= tol:
-            break
-        primal_residual = np.sqrt(np.sum((M - Z) ** 2) + sigma * np.sum((W - V) ** 2))
-        change = ((Y * (Z - Z_old)).T @ X).T - sigma * (V - V_old)
-        dual_residual = rho * np.sqrt(np.sum(change**2))
-        if primal_residual > 10 * dual_residual:
-            rho, U1, U2, cf = 2 * rho, U1 / 2, U2 / 2, factor(2 * rho)
-        elif dual_residual > 10 * primal_residual:
-            rho, U1, U2, cf = rho / 2, U1 * 2, U2 * 2, factor(rho / 2)
-    return V, b, it, gap
+def side_by_side(shapes: str) -> list[str]:
+    lines = ["", "| selector | n x d | ADMM CPU s | ADMM J | reweighting | its CPU s | its J | ratio |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
+    for shape in filter(None, shapes.split(",")):
+        n, d = map(int, shape.split("x"))
+        X, y = make_data(n, d)
+        for name in ("l21svm", "sl21"):
+            t_admm, j_admm = selector_fit(name, X, y, "admm")
+            inner = "ip" if n <= 400 else "liblinear"
+            t_rw, j_rw = selector_fit(name, X, y, inner)
+            lines.append(f"| {name} | {n:,} x {d:,} | {t_admm:.2f} | {j_admm:.6g} | {inner} | {t_rw:.2f} | "
+                         f"{j_rw:.6g} | {t_rw / t_admm:.1f}x |")
+            print(lines[-1], flush=True)
+    return lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shapes", default="200x100,5000x2000")
+    ap.add_argument("--shapes", default="200x100,1000x300,5000x2000")
+    ap.add_argument("--datasets", default="semeion", help="comma-separated registry names ('' for none)")
+    ap.add_argument("--sigma-scales", default="1,0.1,0.01,0.001")
+    ap.add_argument("--penalties", default="l21,l21_squared")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--selector-shapes", default="300x100,1000x300")
+    ap.add_argument("--md", default=None)
     args = ap.parse_args()
-    print("| n x d | C | iterations | relative gap | CPU s |")
-    print("|---|---:|---:|---:|---:|")
-    for shape in args.shapes.split(","):
-        n, d = map(int, shape.split("x"))
-        X, y = make_data(n, d)
-        Y = np.where(np.unique(y)[None, :] == y[:, None], 1.0, -1.0)
-        with threadpool_limits(1):
-            start = time.process_time()
-            _, _, iterations, gap = l21svm_admm(X, Y, args.C, args.tol)
-            seconds = time.process_time() - start
-        print(f"| {n:,} x {d:,} | {args.C:g} | {iterations:,} | {gap:.1e} | {seconds:.1f} |", flush=True)
+    cases = [(f"make_classification {s.replace('x', ' x ')}", *make_data(*map(int, s.split("x"))))
+             for s in args.shapes.split(",") if s]
+    names = filter(None, args.datasets.split(","))
+    cases += [(f"{name.upper()} (training part)", *training_part(name)) for name in names]
+    lines = [
+        f"`python benchmarks/bench_l21svm_admm.py --shapes {args.shapes} --datasets {args.datasets} "
+        f"--sigma-scales {args.sigma_scales} --C {args.C:g} --tol {args.tol:g}` "
+        f"({time.strftime('%Y-%m-%d')}, one BLAS thread, load {os.getloadavg()[0]:.1f}).",
+        "",
+        "| data | n x d | penalty | sigma scale | iterations | relative gap | CPU s | non-zero rows |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    print("\n".join(lines), flush=True)
+    for label, X, y in cases:
+        for penalty in args.penalties.split(","):
+            for scale in map(float, args.sigma_scales.split(",")):
+                r = measure(X, y, penalty, args.C, args.tol, scale)
+                gap = f"{r['gap']:.1e}" + ("" if r["converged"] else " (max_iter)")
+                line = (f"| {label.split(' ')[0]} | {X.shape[0]:,} x {X.shape[1]:,} | {penalty} | {scale:g} | "
+                        f"{r['iterations']:,} | {gap} | {r['cpu_s']:.1f} | {r['support']:,} |")
+                lines.append(line)
+                print(line, flush=True)
+    lines += side_by_side(args.selector_shapes)
+    if args.md:
+        with open(args.md, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

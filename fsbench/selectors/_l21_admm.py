@@ -79,7 +79,7 @@ CHECK_EVERY = 10
 #: sigma = SIGMA_SCALE[penalty] ||X||_F^2 / d. Measured (``benchmarks/l21svm_admm.md``, scales 1,
 #: 0.1, 0.01, 0.001, on make_classification from 200 x 100 to 5,000 x 2,000 and SEMEION's
 #: training part): for the l2,1 norm 0.01 took 2-6x fewer iterations than 1, and no other was
-#: faster by more than 10 %; for its square 0.1 was the fastest or within 15 % of it.
+#: faster by more than 10 %; for its square 0.1 was the fastest or within 11 % of it.
 SIGMA_SCALE = {"l21": 0.01, "l21_squared": 0.1}
 #: with solver "admm", max_iter counts this many ADMM iterations per reweighting step it stands
 #: for (the default 200 allows 50,000; 2,000-3,000 certified 1e-6 at 5,000 x 2,000)
