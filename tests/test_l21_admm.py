@@ -301,3 +301,15 @@ def test_an_admm_fit_gives_no_objective_trace():
     assert objective.size == 0  # ADMM ran (n > d): its J need not decrease
     objective, _, _ = _fit_trace("l21svm", {"solver": "ip"}, X, y, 5, 0, 1)
     assert objective.size > 1
+
+
+def test_sl21s_negligible_weights_warn():
+    """The square of the l2,1 norm has a zero gradient at 0, so W = 0 is not SL21's optimum while a
+    margin is violated; at a tiny C on small-valued data its weights are negligible, and the fit says so."""
+    X, y, _ = problem(100, 8, seed=14)
+    X = 0.01 * X
+    with pytest.warns(DegenerateWeightsWarning, match="negligible"):
+        est = make_selector("sl21", {"n_features_to_select": 3, "C": 1e-8, "C_scale": 0, "solver": "admm",
+                                     "tol": 1e-8}).fit(X, y)
+    assert est.diagnostics_["w_negligible"] and np.abs(X @ est.coef_).max() < 1e-6
+    assert est.coef_.any()  # not zero: the penalty's square is flat at 0
